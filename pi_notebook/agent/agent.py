@@ -1,0 +1,495 @@
+"""``Agent``: the stateful wrapper around the loop (reference section 3).
+
+It owns the transcript, the steering and follow-up queues and the abort controller of the
+active run; it reduces every loop event into ``agent.state`` and then awaits its listeners in
+subscription order. An exception escaping the loop becomes a failure assistant message with the
+full closing events, so ``prompt()`` returns and the transcript stays usable. Cancelling the
+task that awaits ``prompt()`` (a kernel interrupt) aborts the run, lets it close its events,
+then re-raises the cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ai import (
+    AbortController,
+    AbortSignal,
+    AgentMessage,
+    AgentThinkingLevel,
+    AssistantMessage,
+    ImageContent,
+    Message,
+    Model,
+    TextContent,
+    UserMessage,
+    now_ms,
+)
+from ..ai.registry import StreamFunction
+from .events import (
+    AgentEndEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    TurnEndEvent,
+)
+from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
+from .queue import MessageQueue, QueueMode
+from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
+
+PROMPT_BUSY = (
+    "Agent is already processing a prompt. Use steer() or follow_up() to queue messages, "
+    "or wait for completion."
+)
+CONTINUE_BUSY = "Agent is already processing. Wait for completion before continuing."
+RESET_BUSY = "Agent is already processing. Wait for completion before resetting."
+RUN_BUSY = "Agent is already processing."
+NOTHING_TO_CONTINUE = "No messages to continue from"
+LISTENER_OUTSIDE_RUN = "Agent listener invoked outside active run"
+
+#: Seconds a cancelled ``prompt()`` waits for the aborted run to close its events.
+CANCEL_GRACE_SECONDS = 5.0
+
+UNKNOWN_MODEL = Model(
+    id="unknown", name="unknown", api="unknown", provider="unknown", base_url="", input=[]
+)
+
+Listener = Callable[[Any, AbortSignal], Any]
+
+
+class AgentBusyError(RuntimeError):
+    """``prompt()``, ``continue_()`` or ``reset()`` while a run is active."""
+
+
+def default_convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
+    """Keep the messages a model understands (user, assistant, tool results)."""
+    return [m for m in messages if getattr(m, "role", None) in ("user", "assistant", "toolResult")]  # type: ignore[misc]
+
+
+class AgentState:
+    """What the agent knows; reduced from each event before listeners run."""
+
+    def __init__(
+        self,
+        system_prompt: str,
+        model: Model,
+        thinking_level: AgentThinkingLevel,
+        tools: Sequence[AgentTool],
+        messages: Sequence[AgentMessage],
+    ) -> None:
+        self.system_prompt = system_prompt
+        self.model = model
+        self.thinking_level: AgentThinkingLevel = thinking_level
+        self._tools = list(tools)
+        self._messages = list(messages)
+        self.is_streaming = False
+        self.streaming_message: Any = None
+        self.pending_tool_calls: frozenset[str] = frozenset()
+        self.error_message: str | None = None
+
+    @property
+    def tools(self) -> list[AgentTool]:
+        return self._tools
+
+    @tools.setter
+    def tools(self, value: Sequence[AgentTool]) -> None:
+        self._tools = list(value)
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        """The live transcript (appending to it works)."""
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: Sequence[AgentMessage]) -> None:
+        self._messages = list(value)
+
+
+@dataclass
+class _ActiveRun:
+    controller: AbortController
+    idle: asyncio.Future[None]
+    task: asyncio.Future[None] | None = None
+
+
+@dataclass
+class _Subscription:
+    fn: Callable[..., Any]
+    takes_signal: bool = field(default=True)
+
+
+class Agent:
+    """A conversation with a model, its tools and its queues."""
+
+    def __init__(
+        self,
+        *,
+        system_prompt: str = "",
+        model: Model | None = None,
+        thinking_level: AgentThinkingLevel = "off",
+        tools: Sequence[AgentTool] = (),
+        messages: Sequence[AgentMessage] = (),
+        convert_to_llm: Callable[[list[AgentMessage]], Any] | None = None,
+        transform_context: Callable[[list[AgentMessage], AbortSignal | None], Any] | None = None,
+        stream_fn: StreamFunction | None = None,
+        get_api_key: Callable[[str], Any] | None = None,
+        before_tool_call: Callable[..., Any] | None = None,
+        after_tool_call: Callable[..., Any] | None = None,
+        prepare_next_turn: Callable[[TurnContext, AbortSignal], Any] | None = None,
+        should_stop_after_turn: Callable[[TurnContext, AbortSignal], Any] | None = None,
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
+        tool_execution: ToolExecutionMode = "parallel",
+        session_id: str | None = None,
+        thinking_budgets: dict[str, int] | None = None,
+        max_retry_delay_ms: int | None = None,
+        api_key: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        on_payload: Callable[..., Any] | None = None,
+        on_response: Callable[..., Any] | None = None,
+    ) -> None:
+        self.state = AgentState(
+            system_prompt, model or UNKNOWN_MODEL, thinking_level, tools, messages
+        )
+        self.convert_to_llm = convert_to_llm or default_convert_to_llm
+        self.transform_context = transform_context
+        self.stream_fn = stream_fn
+        self.get_api_key = get_api_key
+        self.before_tool_call = before_tool_call
+        self.after_tool_call = after_tool_call
+        self.prepare_next_turn = prepare_next_turn
+        self.should_stop_after_turn = should_stop_after_turn
+        self.tool_execution: ToolExecutionMode = tool_execution
+        self.session_id = session_id
+        self.thinking_budgets = thinking_budgets
+        self.max_retry_delay_ms = max_retry_delay_ms
+        self.api_key = api_key
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.on_payload = on_payload
+        self.on_response = on_response
+        self._steering = MessageQueue(steering_mode)
+        self._follow_up = MessageQueue(follow_up_mode)
+        self._listeners: list[_Subscription] = []
+        self._active: _ActiveRun | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Agent(model={self.state.model.provider}/{self.state.model.id}, "
+            f"messages={len(self.state.messages)}, streaming={self.state.is_streaming})"
+        )
+
+    # -- queues ----------------------------------------------------------------------------
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        return self._steering.mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        self._steering.mode = mode
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        return self._follow_up.mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        self._follow_up.mode = mode
+
+    def steer(self, message: AgentMessage | str) -> None:
+        """Queue a message for delivery after the current tool batch, before the next model call."""
+        self._steering.enqueue(_as_message(message))
+
+    def follow_up(self, message: AgentMessage | str) -> None:
+        """Queue a message for delivery when the agent would otherwise stop."""
+        self._follow_up.enqueue(_as_message(message))
+
+    @property
+    def steering_queue(self) -> list[AgentMessage]:
+        return self._steering.peek()
+
+    @property
+    def follow_up_queue(self) -> list[AgentMessage]:
+        return self._follow_up.peek()
+
+    def clear_steering_queue(self) -> None:
+        self._steering.clear()
+
+    def clear_follow_up_queue(self) -> None:
+        self._follow_up.clear()
+
+    def clear_all_queues(self) -> None:
+        self._steering.clear()
+        self._follow_up.clear()
+
+    def has_queued_messages(self) -> bool:
+        return bool(len(self._steering) or len(self._follow_up))
+
+    # -- listeners -------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener | Callable[[Any], Any]) -> Callable[[], None]:
+        """Add ``listener(event, signal)`` (or ``listener(event)``); returns ``unsubscribe``."""
+        subscription = _Subscription(listener, _takes_two_arguments(listener))
+        self._listeners.append(subscription)
+
+        def unsubscribe() -> None:
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
+
+        return unsubscribe
+
+    # -- control ---------------------------------------------------------------------------
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        return self._active.controller.signal if self._active else None
+
+    @property
+    def is_running(self) -> bool:
+        return self._active is not None
+
+    def abort(self) -> None:
+        if self._active is not None:
+            self._active.controller.abort()
+
+    async def wait_for_idle(self) -> None:
+        if self._active is not None:
+            await asyncio.shield(self._active.idle)
+
+    def reset(self) -> None:
+        if self._active is not None:
+            raise AgentBusyError(RESET_BUSY)
+        self.state.messages = []
+        self.state.is_streaming = False
+        self.state.streaming_message = None
+        self.state.pending_tool_calls = frozenset()
+        self.state.error_message = None
+        self.clear_all_queues()
+
+    # -- runs ------------------------------------------------------------------------------
+
+    async def prompt(
+        self,
+        input: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+    ) -> None:
+        """Run the agent on new input; returns when the run and its listeners are done."""
+        if self._active is not None:
+            raise AgentBusyError(PROMPT_BUSY)
+        if isinstance(input, str):
+            content: list[Any] = [TextContent(text=input), *(images or [])]
+            prompts: list[AgentMessage] = [UserMessage(content=content, timestamp=now_ms())]
+        elif isinstance(input, list | tuple):
+            prompts = list(input)
+        else:
+            prompts = [input]  # type: ignore[list-item]
+        await self._run_prompts(prompts, skip_initial_steering=False)
+
+    async def continue_(self) -> None:
+        """Continue from the transcript as it is (e.g. after an error or with queued messages)."""
+        if self._active is not None:
+            raise AgentBusyError(CONTINUE_BUSY)
+        messages = self.state.messages
+        if not messages:
+            raise ValueError(NOTHING_TO_CONTINUE)
+        if getattr(messages[-1], "role", None) == "assistant":
+            steering = self._steering.drain()
+            if steering:
+                return await self._run_prompts(steering, skip_initial_steering=True)
+            follow_ups = self._follow_up.drain()
+            if follow_ups:
+                return await self._run_prompts(follow_ups, skip_initial_steering=False)
+            raise ValueError(CANNOT_CONTINUE_ASSISTANT)
+
+        async def execute(signal: AbortSignal) -> None:
+            await run_agent_loop_continue(
+                self._context_snapshot(),
+                self._loop_config(signal, skip_initial_steering=False),
+                self._process_events,
+                signal,
+                self.stream_fn,
+            )
+
+        await self._run(execute)
+
+    async def _run_prompts(
+        self, prompts: list[AgentMessage], *, skip_initial_steering: bool
+    ) -> None:
+        async def execute(signal: AbortSignal) -> None:
+            await run_agent_loop(
+                prompts,
+                self._context_snapshot(),
+                self._loop_config(signal, skip_initial_steering=skip_initial_steering),
+                self._process_events,
+                signal,
+                self.stream_fn,
+            )
+
+        await self._run(execute)
+
+    def _context_snapshot(self) -> AgentContext:
+        return AgentContext(
+            system_prompt=self.state.system_prompt,
+            messages=list(self.state.messages),
+            tools=list(self.state.tools),
+        )
+
+    def _loop_config(self, signal: AbortSignal, *, skip_initial_steering: bool) -> AgentLoopConfig:
+        skip = [skip_initial_steering]
+
+        def get_steering_messages() -> list[AgentMessage]:
+            if skip[0]:
+                skip[0] = False
+                return []
+            return self._steering.drain()
+
+        prepare = self.prepare_next_turn
+        should_stop = self.should_stop_after_turn
+        level = self.state.thinking_level
+        return AgentLoopConfig(
+            model=self.state.model,
+            convert_to_llm=self.convert_to_llm,
+            transform_context=self.transform_context,
+            get_api_key=self.get_api_key,
+            get_steering_messages=get_steering_messages,
+            get_follow_up_messages=self._follow_up.drain,
+            tool_execution=self.tool_execution,
+            before_tool_call=self.before_tool_call,
+            after_tool_call=self.after_tool_call,
+            prepare_next_turn=(lambda ctx: prepare(ctx, signal)) if prepare else None,
+            should_stop_after_turn=(lambda ctx: should_stop(ctx, signal)) if should_stop else None,
+            reasoning=None if level == "off" else level,
+            session_id=self.session_id,
+            thinking_budgets=self.thinking_budgets,
+            max_retry_delay_ms=self.max_retry_delay_ms,
+            api_key=self.api_key,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            on_payload=self.on_payload,
+            on_response=self.on_response,
+        )
+
+    async def _run(self, execute: Callable[[AbortSignal], Awaitable[None]]) -> None:
+        if self._active is not None:
+            raise AgentBusyError(RUN_BUSY)
+        loop = asyncio.get_running_loop()
+        run = _ActiveRun(AbortController(), loop.create_future())
+        self._active = run
+        self.state.is_streaming = True
+        self.state.streaming_message = None
+        self.state.error_message = None
+        run.task = task = asyncio.ensure_future(self._drive(run, execute))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # A kernel interrupt cancelled the caller: abort, let the loop close, re-raise.
+            run.controller.abort()
+            if not task.done():
+                done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
+                if not done:
+                    task.cancel()
+            raise
+
+    async def _drive(
+        self, run: _ActiveRun, execute: Callable[[AbortSignal], Awaitable[None]]
+    ) -> None:
+        try:
+            try:
+                await execute(run.controller.signal)
+            except Exception as exc:
+                await self._handle_run_failure(exc, run.controller.signal)
+        finally:
+            self._finish_run(run)
+
+    async def _handle_run_failure(self, exc: Exception, signal: AbortSignal) -> None:
+        model = self.state.model
+        failure = AssistantMessage(
+            content=[TextContent(text="")],
+            api=model.api,
+            provider=model.provider,
+            model=model.id,
+            stop_reason="aborted" if signal.aborted else "error",
+            error_message=str(exc) or type(exc).__name__,
+            timestamp=now_ms(),
+        )
+        await self._process_events(MessageStartEvent(message=failure))
+        await self._process_events(MessageEndEvent(message=failure))
+        await self._process_events(TurnEndEvent(message=failure, tool_results=[]))
+        await self._process_events(AgentEndEvent(messages=[failure]))
+
+    def _finish_run(self, run: _ActiveRun) -> None:
+        state = self.state
+        state.is_streaming = False
+        state.streaming_message = None
+        state.pending_tool_calls = frozenset()
+        self._steering.restore_undelivered()
+        self._follow_up.restore_undelivered()
+        if self._active is run:
+            self._active = None
+        if not run.idle.done():
+            run.idle.set_result(None)
+
+    # -- the sink --------------------------------------------------------------------------
+
+    async def _process_events(self, event: Any) -> None:
+        run = self._active
+        if run is None:
+            raise RuntimeError(LISTENER_OUTSIDE_RUN)
+        self._reduce(event)
+        signal = run.controller.signal
+        for subscription in list(self._listeners):
+            if subscription.takes_signal:
+                result = subscription.fn(event, signal)
+            else:
+                result = subscription.fn(event)
+            if result is not None and inspect.isawaitable(result):
+                await result
+
+    def _reduce(self, event: Any) -> None:
+        state = self.state
+        kind = event.type
+        if kind == "message_update":
+            state.streaming_message = event.message
+        elif kind == "message_start":
+            state.streaming_message = event.message
+            self._steering.delivered(event.message)
+            self._follow_up.delivered(event.message)
+        elif kind == "message_end":
+            state.streaming_message = None
+            state.messages.append(event.message)
+        elif kind == "tool_execution_start":
+            state.pending_tool_calls = state.pending_tool_calls | {event.tool_call_id}
+        elif kind == "tool_execution_end":
+            state.pending_tool_calls = state.pending_tool_calls - {event.tool_call_id}
+        elif kind == "turn_end":
+            if getattr(event.message, "error_message", None):
+                state.error_message = event.message.error_message
+        elif kind == "agent_end":
+            state.streaming_message = None
+
+
+def _as_message(message: AgentMessage | str) -> AgentMessage:
+    if isinstance(message, str):
+        return UserMessage(content=[TextContent(text=message)], timestamp=now_ms())
+    return message
+
+
+def _takes_two_arguments(fn: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
+
+
+__all__ = ["Agent", "AgentBusyError", "AgentState", "default_convert_to_llm"]

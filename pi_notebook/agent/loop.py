@@ -1,0 +1,383 @@
+"""The stateless agent loop (reference section 2): prompts in, events out, new messages back.
+
+Two nested loops. The inner one runs turns — one model call, then its tool batch — while the
+model keeps calling tools or steering messages are waiting. The outer one asks for follow-up
+messages when the inner one would stop. Every event goes through ``emit`` and is awaited before
+the loop goes on: the sink is an ordering barrier.
+
+Policy comes in as callbacks on :class:`AgentLoopConfig`; facts go out as events. The loop
+knows nothing of the ``Agent``, sessions or UI.
+
+Abort is cooperative: once the signal is aborted the loop makes no further model request; it
+closes the current turn and ends at the next boundary, and it polls no further steering or
+follow-up messages, so whatever is still queued stays queued (this follows Pi after 0.86, not
+0.82, which made one more request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, cast
+
+from ..ai import (
+    AbortSignal,
+    AgentMessage,
+    AssistantMessage,
+    Context,
+    EventStream,
+    Model,
+    StreamOptions,
+    ToolCall,
+    resolve_stream,
+)
+from ..ai import stream as default_stream
+from ..ai._base import shallow_copy, trusted
+from ..ai.events import PartialEvent, StartEvent
+from ..ai.registry import StreamFunction
+from ._hooks import call_hook, field_of
+from .events import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from .tool_batch import ToolBatch
+from .types import AgentContext, AgentLoopConfig, TurnContext
+
+Emit = Callable[[Any], Awaitable[None]]
+
+CANNOT_CONTINUE_EMPTY = "Cannot continue: no messages in context"
+CANNOT_CONTINUE_ASSISTANT = "Cannot continue from message role: assistant"
+
+_AGENT_START = AgentStartEvent()
+_TURN_START = TurnStartEvent()
+
+_STREAM_OPTION_FIELDS = (
+    "max_tokens",
+    "temperature",
+    "thinking_budgets",
+    "session_id",
+    "cache_retention",
+    "headers",
+    "timeout_ms",
+    "max_retries",
+    "max_retry_delay_ms",
+    "metadata",
+    "on_payload",
+    "on_response",
+)
+
+
+async def run_agent_loop(
+    prompts: list[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFunction | None = None,
+) -> list[AgentMessage]:
+    """Run the loop from new prompt messages; returns every message the run added."""
+    new_messages: list[AgentMessage] = list(prompts)
+    current = AgentContext(
+        system_prompt=context.system_prompt,
+        messages=[*context.messages, *prompts],
+        tools=context.tools,
+    )
+    await emit(_AGENT_START)
+    await emit(_TURN_START)
+    for prompt in prompts:
+        await emit(trusted(MessageStartEvent, {"type": "message_start", "message": prompt}))
+        await emit(trusted(MessageEndEvent, {"type": "message_end", "message": prompt}))
+    run = _LoopRun(current, config, emit, signal, stream_fn, new_messages)
+    await run.run()
+    return new_messages
+
+
+def check_can_continue(context: AgentContext) -> None:
+    if not context.messages:
+        raise ValueError(CANNOT_CONTINUE_EMPTY)
+    if getattr(context.messages[-1], "role", None) == "assistant":
+        raise ValueError(CANNOT_CONTINUE_ASSISTANT)
+
+
+async def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Emit,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFunction | None = None,
+) -> list[AgentMessage]:
+    """Continue from the transcript as it is (its last message must not be an assistant's).
+
+    As in Pi, the caller's ``context.messages`` list is extended in place.
+    """
+    check_can_continue(context)
+    new_messages: list[AgentMessage] = []
+    await emit(_AGENT_START)
+    await emit(_TURN_START)
+    await _LoopRun(context, config, emit, signal, stream_fn, new_messages).run()
+    return new_messages
+
+
+AgentEventStream = EventStream[AgentEvent, list[AgentMessage]]
+
+
+def _event_stream() -> AgentEventStream:
+    return EventStream(
+        lambda e: e.type == "agent_end",
+        lambda e: e.messages if e.type == "agent_end" else [],
+    )
+
+
+def _background(
+    stream: AgentEventStream, run: Callable[[Emit], Awaitable[list[AgentMessage]]]
+) -> AgentEventStream:
+    async def push(event: Any) -> None:
+        stream.push(event)
+
+    async def drive() -> None:
+        try:
+            messages = await run(push)
+        except BaseException:
+            stream.end([])  # unlike Pi, never leave the consumer hanging
+            raise
+        stream.end(messages)
+
+    task = asyncio.ensure_future(drive())
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return stream
+
+
+_running: set[asyncio.Future[None]] = set()
+
+
+def agent_loop(
+    prompts: list[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFunction | None = None,
+) -> AsyncIterator[AgentEvent]:
+    """:func:`run_agent_loop` as an async-iterable event stream that always ends.
+
+    The sink here is non-blocking: events are queued and the loop does not wait for the
+    consumer. ``await stream.result()`` gives the new messages.
+    """
+    return _background(
+        _event_stream(),
+        lambda emit: run_agent_loop(prompts, context, config, emit, signal, stream_fn),
+    )
+
+
+def agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFunction | None = None,
+) -> AsyncIterator[AgentEvent]:
+    """:func:`run_agent_loop_continue` as an event stream; validates at call time."""
+    check_can_continue(context)
+    return _background(
+        _event_stream(),
+        lambda emit: run_agent_loop_continue(context, config, emit, signal, stream_fn),
+    )
+
+
+class _LoopRun:
+    """One run of the double loop; holds what changes between turns."""
+
+    def __init__(
+        self,
+        context: AgentContext,
+        config: AgentLoopConfig,
+        emit: Emit,
+        signal: AbortSignal | None,
+        stream_fn: StreamFunction | None,
+        new_messages: list[AgentMessage],
+    ) -> None:
+        self.context = context
+        self.config = config
+        self.emit = emit
+        self.signal = signal
+        self.stream_fn: StreamFunction = stream_fn or default_stream
+        self.new_messages = new_messages
+        self.model: Model = config.model
+        self.reasoning = config.reasoning
+
+    @property
+    def aborted(self) -> bool:
+        return self.signal is not None and self.signal.aborted
+
+    async def _poll(self, source: Callable[[], Any] | None) -> list[AgentMessage]:
+        if source is None or self.aborted:
+            return []
+        return list(await call_hook(source) or [])
+
+    async def run(self) -> None:
+        first_turn = True
+        pending = await self._poll(self.config.get_steering_messages)
+        while True:
+            has_more_tool_calls = True
+            while has_more_tool_calls or pending:
+                if self.aborted:
+                    return await self._end()
+                if first_turn:
+                    first_turn = False
+                else:
+                    await self.emit(_TURN_START)
+                for message in pending:
+                    await self.emit(
+                        trusted(MessageStartEvent, {"type": "message_start", "message": message})
+                    )
+                    await self.emit(
+                        trusted(MessageEndEvent, {"type": "message_end", "message": message})
+                    )
+                    self.context.messages.append(message)
+                    self.new_messages.append(message)
+                pending = []
+
+                message = await self._stream_assistant_response()
+                self.new_messages.append(message)
+                if message.stop_reason in ("error", "aborted"):
+                    await self.emit(
+                        trusted(
+                            TurnEndEvent,
+                            {"type": "turn_end", "message": message, "tool_results": []},
+                        )
+                    )
+                    return await self._end()
+
+                calls = [b for b in message.content if isinstance(b, ToolCall)]
+                tool_results = []
+                has_more_tool_calls = False
+                if calls:
+                    batch = ToolBatch(self.config, self.context, message, self.emit, self.signal)
+                    if message.stop_reason == "length":
+                        outcome = await batch.fail_truncated(calls)
+                    else:
+                        outcome = await batch.run(calls)
+                    tool_results = outcome.messages
+                    has_more_tool_calls = not outcome.terminate
+                    self.context.messages.extend(tool_results)
+                    self.new_messages.extend(tool_results)
+                await self.emit(
+                    trusted(
+                        TurnEndEvent,
+                        {"type": "turn_end", "message": message, "tool_results": tool_results},
+                    )
+                )
+                turn = TurnContext(message, tool_results, self.context, self.new_messages)
+                await self._prepare_next_turn(turn)
+                turn.context = self.context
+                if self.aborted or (
+                    self.config.should_stop_after_turn is not None
+                    and await call_hook(self.config.should_stop_after_turn, turn)
+                ):
+                    return await self._end()
+                pending = await self._poll(self.config.get_steering_messages)
+
+            follow_ups = await self._poll(self.config.get_follow_up_messages)
+            if not follow_ups:
+                break
+            pending = follow_ups
+        await self._end()
+
+    async def _end(self) -> None:
+        await self.emit(
+            trusted(AgentEndEvent, {"type": "agent_end", "messages": self.new_messages})
+        )
+
+    async def _prepare_next_turn(self, turn: TurnContext) -> None:
+        if self.config.prepare_next_turn is None:
+            return
+        update = await call_hook(self.config.prepare_next_turn, turn)
+        if update is None:
+            return
+        self.context = field_of(update, "context") or self.context
+        self.model = field_of(update, "model") or self.model
+        level = field_of(update, "thinking_level")
+        if level is not None:
+            self.reasoning = None if level == "off" else level
+
+    def _stream_options(self, api_key: str | None) -> StreamOptions:
+        config = self.config
+        values = {name: getattr(config, name) for name in _STREAM_OPTION_FIELDS}
+        return StreamOptions(
+            api_key=api_key, signal=self.signal, reasoning=self.reasoning, **values
+        )
+
+    async def _stream_assistant_response(self) -> AssistantMessage:
+        config = self.config
+        messages = self.context.messages
+        if config.transform_context is not None:
+            messages = await call_hook(config.transform_context, messages, self.signal)
+        llm_messages = list(await call_hook(config.convert_to_llm, messages))
+        llm_context = Context(
+            system_prompt=self.context.system_prompt,
+            messages=llm_messages,
+            tools=list(self.context.tools),
+        )
+        api_key = None
+        if config.get_api_key is not None:
+            api_key = await call_hook(config.get_api_key, self.model.provider)
+        response = await resolve_stream(
+            self.stream_fn(self.model, llm_context, self._stream_options(api_key or config.api_key))
+        )
+
+        emit = self.emit
+        context_messages = self.context.messages
+        started = False
+        async for event in response:
+            kind = event.type
+            if kind == "start":
+                started = True
+                partial = cast(StartEvent, event).partial
+                context_messages.append(partial)
+                await emit(
+                    trusted(
+                        MessageStartEvent,
+                        {"type": "message_start", "message": shallow_copy(partial)},
+                    )
+                )
+            elif kind == "done" or kind == "error":
+                break
+            elif started:
+                partial = cast(PartialEvent, event).partial
+                context_messages[-1] = partial
+                await emit(
+                    trusted(
+                        MessageUpdateEvent,
+                        {
+                            "type": "message_update",
+                            "message": shallow_copy(partial),
+                            "assistant_message_event": event,
+                        },
+                    )
+                )
+        final = await response.result()
+        if started:
+            context_messages[-1] = final
+        else:
+            context_messages.append(final)
+            await emit(
+                trusted(
+                    MessageStartEvent, {"type": "message_start", "message": shallow_copy(final)}
+                )
+            )
+        await emit(trusted(MessageEndEvent, {"type": "message_end", "message": final}))
+        return final
+
+
+__all__ = [
+    "AgentEventStream",
+    "agent_loop",
+    "agent_loop_continue",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+]

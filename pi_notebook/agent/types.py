@@ -1,0 +1,184 @@
+"""Contracts of the agent layer: tools, context, loop configuration and hook payloads.
+
+Each callable's rule is written where it is declared. Hooks may be plain functions or
+coroutine functions; the loop awaits whatever they return when it is awaitable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+from pydantic import Field
+
+from ..ai import (
+    AbortSignal,
+    AgentMessage,
+    AgentThinkingLevel,
+    AssistantMessage,
+    ImageContent,
+    Message,
+    Model,
+    TextContent,
+    ThinkingLevel,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+)
+from ..ai._base import WireModel
+from ..ai.registry import StreamFunction
+
+ToolExecutionMode: TypeAlias = Literal["sequential", "parallel"]
+MaybeAwaitable: TypeAlias = Any  # T | Awaitable[T]; hooks may be sync or async
+
+
+class AgentToolResult(WireModel):
+    """What a tool returns. ``terminate=True`` on every result of a batch ends the run."""
+
+    content: list[TextContent | ImageContent] = Field(default_factory=list)
+    details: Any = None
+    usage: Usage | None = None
+    added_tool_names: list[str] | None = None
+    terminate: bool = False
+
+
+ToolUpdate: TypeAlias = Callable[[AgentToolResult], None]
+
+
+class ToolExecute(Protocol):
+    """``execute(tool_call_id, params, signal, on_update)``.
+
+    Raise on failure (the loop turns the exception into an error result); do not encode
+    errors in the content. ``on_update(partial)`` streams progress (accumulated, not deltas);
+    calls after the tool settled are ignored.
+    """
+
+    def __call__(
+        self,
+        tool_call_id: str,
+        params: Any,
+        signal: AbortSignal | None,
+        on_update: ToolUpdate,
+    ) -> Awaitable[AgentToolResult] | AgentToolResult: ...
+
+
+class AgentTool(Tool):
+    """A tool the agent can run: a :class:`~pi_notebook.ai.Tool` plus ``execute``."""
+
+    label: str = ""
+    execute: Callable[..., Any]
+    execution_mode: ToolExecutionMode | None = None
+    prepare_arguments: Callable[[Any], Any] | None = None
+    """Compatibility shim run before validation; returning the same object keeps the call."""
+
+    def model_post_init(self, __context: Any) -> None:
+        if not self.label:
+            self.label = self.name
+
+
+@dataclass
+class AgentContext:
+    """What the loop works on: the system prompt, the transcript and the tools."""
+
+    system_prompt: str = ""
+    messages: list[AgentMessage] = field(default_factory=list)
+    tools: list[AgentTool] = field(default_factory=list)
+
+
+@dataclass
+class BeforeToolCallContext:
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    """The raw block from the model."""
+    args: Any
+    """A validated copy of the arguments; mutate it to change what ``execute`` receives."""
+    context: AgentContext
+
+
+@dataclass
+class BeforeToolCallResult:
+    block: bool = False
+    reason: str | None = None
+
+
+@dataclass
+class AfterToolCallContext:
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any
+    result: AgentToolResult
+    is_error: bool
+    context: AgentContext
+
+
+@dataclass
+class AfterToolCallResult:
+    """Field-wise replacement of the tool's result; ``None`` keeps the original field."""
+
+    content: list[TextContent | ImageContent] | None = None
+    details: Any = None
+    is_error: bool | None = None
+    usage: Usage | None = None
+    terminate: bool | None = None
+
+
+@dataclass
+class TurnContext:
+    """What ``prepare_next_turn`` and ``should_stop_after_turn`` see after a completed turn."""
+
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    context: AgentContext
+    new_messages: list[AgentMessage]
+
+
+@dataclass
+class TurnUpdate:
+    """Returned by ``prepare_next_turn``: replace the context, model or thinking level."""
+
+    context: AgentContext | None = None
+    model: Model | None = None
+    thinking_level: AgentThinkingLevel | None = None
+
+
+ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], "MaybeAwaitable"]
+TransformContext: TypeAlias = Callable[[list[AgentMessage], AbortSignal | None], Any]
+
+
+@dataclass
+class AgentLoopConfig:
+    """Configuration of one loop run: the model, policy callbacks and stream options."""
+
+    model: Model
+    convert_to_llm: Callable[[list[AgentMessage]], Sequence[Message] | Awaitable[Sequence[Message]]]
+    """Decides what the model sees; must not raise (a raise fails the run)."""
+    transform_context: TransformContext | None = None
+    get_api_key: Callable[[str], str | Awaitable[str | None] | None] | None = None
+    get_steering_messages: Callable[[], Any] | None = None
+    get_follow_up_messages: Callable[[], Any] | None = None
+    tool_execution: ToolExecutionMode = "parallel"
+    before_tool_call: Callable[[BeforeToolCallContext, AbortSignal | None], Any] | None = None
+    after_tool_call: Callable[[AfterToolCallContext, AbortSignal | None], Any] | None = None
+    prepare_next_turn: Callable[[TurnContext], Any] | None = None
+    should_stop_after_turn: Callable[[TurnContext], Any] | None = None
+    # Stream options, passed to every request.
+    api_key: str | None = field(default=None, repr=False)
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: dict[str, int] | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    session_id: str | None = None
+    cache_retention: Literal["none", "short", "long"] | None = None
+    headers: dict[str, str | None] | None = field(default=None, repr=False)
+    timeout_ms: int | None = None
+    max_retries: int | None = None
+    max_retry_delay_ms: int | None = None
+    metadata: dict[str, Any] | None = None
+    on_payload: Callable[..., Any] | None = None
+    on_response: Callable[..., Any] | None = None
+
+
+AgentEventSink: TypeAlias = Callable[[Any], Awaitable[None]]
+LoopStreamFunction: TypeAlias = StreamFunction

@@ -1,0 +1,83 @@
+"""Base class for every wire model, and the trusted constructor for the per-token path.
+
+Every message, content block, usage record and event is a pydantic model whose Python
+attributes are snake_case and whose JSON (``model_dump(by_alias=True, exclude_none=True)``)
+is Pi's camelCase. Unknown fields from Pi's JSON are kept (``extra="allow"``), so a transcript
+moves between Pi and pi_notebook unchanged.
+
+Never validate on the per-token path: providers build events and blocks with :func:`trusted`,
+which skips validation and costs about as much as a dataclass.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+
+def camel(name: str) -> str:
+    """``tool_call_id`` -> ``toolCallId``; ``cache_write_1h`` -> ``cacheWrite1h`` (as Pi spells)."""
+    first, *rest = name.split("_")
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+class WireModel(BaseModel):
+    """A model with Pi's camelCase aliases that also accepts snake_case names."""
+
+    model_config = ConfigDict(
+        alias_generator=camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        extra="allow",
+    )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Pi's JSON shape: camelCase keys, absent optionals left out."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+_set_attr = object.__setattr__
+
+
+def trusted(cls: type[M], fields: dict[str, Any]) -> M:
+    """Build ``cls`` from already-correct ``fields`` without validation.
+
+    ``fields`` must name every field of ``cls`` that has no default; defaults are not filled
+    in here (callers on the hot path pass them), which is what keeps this cheap.
+    """
+    obj = cls.__new__(cls)
+    _set_attr(obj, "__dict__", fields)
+    _set_attr(obj, "__pydantic_fields_set__", set(fields))
+    _set_attr(obj, "__pydantic_extra__", {} if cls.model_config.get("extra") == "allow" else None)
+    _set_attr(obj, "__pydantic_private__", None)
+    return obj
+
+
+def append_str(obj: BaseModel, name: str, delta: str) -> None:
+    """``obj.<name> += delta`` in amortised O(len(delta)).
+
+    A plain ``obj.text += delta`` copies the whole string on every token (quadratic over a
+    long answer). Taking the string out of the instance dict first leaves the local name as
+    its only reference, so CPython grows it in place.
+    """
+    fields = obj.__dict__
+    text: str = fields.pop(name)
+    text += delta
+    fields[name] = text
+
+
+def shallow_copy(obj: M) -> M:
+    """A copy whose top-level fields are frozen and whose lists and blocks are shared.
+
+    What the loop puts in ``message_update`` (Pi's ``{...partial}``): cheap enough for every token.
+    """
+    cls = type(obj)
+    new = cls.__new__(cls)
+    _set_attr(new, "__dict__", dict(obj.__dict__))
+    _set_attr(new, "__pydantic_fields_set__", obj.__pydantic_fields_set__)
+    _set_attr(new, "__pydantic_extra__", obj.__pydantic_extra__)
+    _set_attr(new, "__pydantic_private__", obj.__pydantic_private__)
+    return new

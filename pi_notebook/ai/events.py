@@ -1,0 +1,106 @@
+"""The assistant-message event protocol (reference 1.5).
+
+A stream function yields ``start``, then for each content block ``*_start`` / ``*_delta`` /
+``*_end``, then exactly one terminal ``done`` or ``error``. Every partial-carrying event holds
+``partial``: the message under construction (the provider's live object or a shallow copy of
+it, never a deep snapshot).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+from ._base import WireModel
+from .types import AssistantMessage, ToolCall
+
+
+class StartEvent(WireModel):
+    type: Literal["start"] = "start"
+    partial: AssistantMessage
+
+
+class TextStartEvent(WireModel):
+    type: Literal["text_start"] = "text_start"
+    content_index: int
+    partial: AssistantMessage
+
+
+class TextDeltaEvent(WireModel):
+    type: Literal["text_delta"] = "text_delta"
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+
+
+class TextEndEvent(WireModel):
+    type: Literal["text_end"] = "text_end"
+    content_index: int
+    content: str
+    partial: AssistantMessage
+
+
+class ThinkingStartEvent(WireModel):
+    type: Literal["thinking_start"] = "thinking_start"
+    content_index: int
+    partial: AssistantMessage
+
+
+class ThinkingDeltaEvent(WireModel):
+    type: Literal["thinking_delta"] = "thinking_delta"
+    content_index: int
+    delta: str
+    partial: AssistantMessage
+
+
+class ThinkingEndEvent(WireModel):
+    type: Literal["thinking_end"] = "thinking_end"
+    content_index: int
+    content: str
+    partial: AssistantMessage
+
+
+class ToolCallStartEvent(WireModel):
+    type: Literal["toolcall_start"] = "toolcall_start"
+    content_index: int
+    partial: AssistantMessage
+
+
+class ToolCallDeltaEvent(WireModel):
+    type: Literal["toolcall_delta"] = "toolcall_delta"
+    content_index: int
+    delta: str
+    """A raw JSON fragment of the arguments."""
+    partial: AssistantMessage
+
+
+class ToolCallEndEvent(WireModel):
+    type: Literal["toolcall_end"] = "toolcall_end"
+    content_index: int
+    tool_call: ToolCall
+    partial: AssistantMessage
+
+
+class DoneEvent(WireModel):
+    type: Literal["done"] = "done"
+    reason: Literal["stop", "length", "toolUse"]
+    message: AssistantMessage
+
+
+class ErrorEvent(WireModel):
+    type: Literal["error"] = "error"
+    reason: Literal["aborted", "error"]
+    error: AssistantMessage
+
+
+PartialEvent: TypeAlias = (
+    TextStartEvent
+    | TextDeltaEvent
+    | TextEndEvent
+    | ThinkingStartEvent
+    | ThinkingDeltaEvent
+    | ThinkingEndEvent
+    | ToolCallStartEvent
+    | ToolCallDeltaEvent
+    | ToolCallEndEvent
+)
+AssistantMessageEvent: TypeAlias = StartEvent | PartialEvent | DoneEvent | ErrorEvent

@@ -1,0 +1,500 @@
+"""The faux provider: Pi's scripted model, for tests, teaching notebooks and nbval.
+
+``register_faux_provider()`` registers a stream function under its own API name and returns
+a handle: queue responses with ``set_responses`` / ``append_responses`` (messages built with
+``faux_assistant_message`` and friends, or callables that build one from the request), then
+use ``handle.get_model()`` like any model. Text is streamed in chunks of ``token_size`` tokens
+(one token = 4 characters), optionally paced at ``tokens_per_second``.
+
+Like every provider it never raises out of a stream: an exhausted script, a raising response
+factory and an abort all end with an ``error`` event and a final message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import math
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from ._base import append_str, trusted
+from .abort import AbortSignal
+from .event_stream import AssistantMessageEventStream
+from .events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from .registry import register_api_provider, unregister_api_provider
+from .types import (
+    AssistantContent,
+    AssistantMessage,
+    Context,
+    Model,
+    ModelCost,
+    ProviderResponse,
+    StopReason,
+    StreamOptions,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+    UsageCost,
+    now_ms,
+)
+
+DEFAULT_API = "faux"
+DEFAULT_PROVIDER = "faux"
+DEFAULT_MODEL_ID = "faux-1"
+DEFAULT_MODEL_NAME = "Faux Model"
+DEFAULT_BASE_URL = "http://localhost:0"
+NO_MORE_RESPONSES = "No more faux responses queued"
+ABORTED = "Request was aborted"
+
+
+@dataclass
+class FauxState:
+    call_count: int = 0
+
+
+FauxResponseFactory: TypeAlias = Callable[
+    [Context, StreamOptions | None, FauxState, Model],
+    AssistantMessage | Awaitable[AssistantMessage],
+]
+FauxResponseStep: TypeAlias = AssistantMessage | FauxResponseFactory
+
+_id_counter = itertools.count(1)
+
+
+def faux_text(text: str) -> TextContent:
+    return TextContent(text=text)
+
+
+def faux_thinking(thinking: str) -> ThinkingContent:
+    return ThinkingContent(thinking=thinking)
+
+
+def faux_tool_call(name: str, arguments: dict[str, Any], id: str | None = None) -> ToolCall:
+    return ToolCall(id=id or f"tool_{next(_id_counter)}", name=name, arguments=arguments)
+
+
+def faux_assistant_message(
+    content: str | AssistantContent | Sequence[AssistantContent],
+    stop_reason: StopReason = "stop",
+    error_message: str | None = None,
+    response_id: str | None = None,
+    timestamp: int | None = None,
+) -> AssistantMessage:
+    if isinstance(content, str):
+        blocks: list[AssistantContent] = [faux_text(content)]
+    elif isinstance(content, TextContent | ThinkingContent | ToolCall):
+        blocks = [content]
+    else:
+        blocks = list(content)
+    return AssistantMessage(
+        content=blocks,
+        api=DEFAULT_API,
+        provider=DEFAULT_PROVIDER,
+        model=DEFAULT_MODEL_ID,
+        stop_reason=stop_reason,
+        error_message=error_message,
+        response_id=response_id,
+        timestamp=timestamp if timestamp is not None else now_ms(),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Usage estimation (as Pi: 4 characters a token over a text rendering of the request)
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if block.type == "text":
+            parts.append(block.text)
+        else:
+            parts.append(f"[image:{block.mime_type}:{len(block.data)}]")
+    return "\n".join(parts)
+
+
+def _assistant_text(content: Sequence[AssistantContent]) -> str:
+    parts = []
+    for block in content:
+        if block.type == "text":
+            parts.append(block.text)
+        elif block.type == "thinking":
+            parts.append(block.thinking)
+        else:
+            parts.append(f"{block.name}:{_compact_json(block.arguments)}")
+    return "\n".join(parts)
+
+
+def _message_text(message: Any) -> str:
+    if message.role == "user":
+        return _content_text(message.content)
+    if message.role == "assistant":
+        return _assistant_text(message.content)
+    if message.role == "toolResult":
+        return "\n".join([message.tool_name, *(_content_text([b]) for b in message.content)])
+    return _content_text(getattr(message, "content", ""))
+
+
+def _serialize_context(context: Context) -> str:
+    parts = []
+    if context.system_prompt:
+        parts.append(f"system:{context.system_prompt}")
+    for message in context.messages:
+        parts.append(f"{message.role}:{_message_text(message)}")
+    if context.tools:
+        tools = [
+            {"name": t.name, "description": t.description, "parameters": t.json_schema()}
+            for t in context.tools
+        ]
+        parts.append(f"tools:{_compact_json(tools)}")
+    return "\n\n".join(parts)
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _common_prefix_length(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+# --------------------------------------------------------------------------------------------
+
+
+class FauxProvider:
+    """A registered faux provider (see :func:`register_faux_provider`)."""
+
+    def __init__(
+        self,
+        *,
+        api: str,
+        provider: str,
+        models: list[Model],
+        token_size: tuple[int, int],
+        tokens_per_second: float | None,
+        seed: int | None = None,
+    ) -> None:
+        self.api = api
+        self.provider = provider
+        self.models = models
+        self.min_token_size, self.max_token_size = token_size
+        self.tokens_per_second = tokens_per_second
+        self.state = FauxState()
+        self._pending: list[FauxResponseStep] = []
+        self._prompt_cache: dict[str, str] = {}
+        self._random = random.Random(seed)
+
+    # -- scripting ---------------------------------------------------------------------------
+
+    @property
+    def call_count(self) -> int:
+        return self.state.call_count
+
+    def set_responses(self, responses: Sequence[FauxResponseStep]) -> None:
+        self._pending = list(responses)
+
+    def append_responses(self, responses: Sequence[FauxResponseStep]) -> None:
+        self._pending.extend(responses)
+
+    def pending_response_count(self) -> int:
+        return len(self._pending)
+
+    def get_model(self, model_id: str | None = None) -> Model:
+        if model_id is None:
+            return self.models[0]
+        for model in self.models:
+            if model.id == model_id:
+                return model
+        raise KeyError(f"Faux model not found: {model_id}")
+
+    def unregister(self) -> None:
+        unregister_api_provider(self.api)
+
+    # -- streaming ---------------------------------------------------------------------------
+
+    def stream(
+        self, model: Model, context: Context, options: StreamOptions | None = None
+    ) -> AssistantMessageEventStream:
+        step = self._pending.pop(0) if self._pending else None
+        self.state.call_count += 1
+        return AssistantMessageEventStream.from_events(self._run(step, model, context, options))
+
+    async def _run(
+        self,
+        step: FauxResponseStep | None,
+        model: Model,
+        context: Context,
+        options: StreamOptions | None,
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        try:
+            if options is not None and options.on_response is not None:
+                maybe = options.on_response(ProviderResponse(status=200), model)
+                if inspect.isawaitable(maybe):
+                    await maybe
+            if step is None:
+                message = self._error_message(NO_MORE_RESPONSES, model)
+                message.usage = self._estimate_usage(message, context, options)
+                yield trusted(ErrorEvent, {"type": "error", "reason": "error", "error": message})
+                return
+            resolved = step
+            if callable(step) and not isinstance(step, AssistantMessage):
+                produced = step(context, options, self.state, model)
+                resolved = await produced if inspect.isawaitable(produced) else produced
+            assert isinstance(resolved, AssistantMessage)
+            message = resolved.model_copy(deep=True)
+            message.api, message.provider, message.model = self.api, self.provider, model.id
+            message.usage = self._estimate_usage(message, context, options)
+        except Exception as exc:  # a raising factory or callback becomes an error event
+            message = self._error_message(str(exc) or type(exc).__name__, model)
+            yield trusted(ErrorEvent, {"type": "error", "reason": "error", "error": message})
+            return
+        async for event in self._stream_deltas(message, options.signal if options else None):
+            yield event
+
+    async def _stream_deltas(
+        self, message: AssistantMessage, signal: AbortSignal | None
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        partial = message.model_copy(update={"content": []})
+        content: list[AssistantContent] = partial.content
+        if signal is not None and signal.aborted:
+            yield _aborted(partial)
+            return
+        yield trusted(StartEvent, {"type": "start", "partial": partial})
+        for index, block in enumerate(message.content):
+            if signal is not None and signal.aborted:
+                yield _aborted(partial)
+                return
+            if block.type == "toolCall":
+                content.append(ToolCall(id=block.id, name=block.name, arguments={}))
+                kind, full = _TOOLCALL_EVENTS, _compact_json(block.arguments)
+            elif block.type == "thinking":
+                content.append(ThinkingContent(thinking=""))
+                kind, full = _THINKING_EVENTS, block.thinking
+            else:
+                content.append(TextContent(text=""))
+                kind, full = _TEXT_EVENTS, block.text
+            live = content[index]
+            (start_cls, start_tag), (delta_cls, delta_tag), accumulate, _ = kind
+            yield trusted(
+                start_cls, {"type": start_tag, "content_index": index, "partial": partial}
+            )
+            for chunk in self._chunks(full):
+                paced = self.tokens_per_second or (signal is not None and signal.aborted)
+                if paced and await self._pause_aborted(chunk, signal):
+                    yield _aborted(partial)
+                    return
+                if accumulate is not None:
+                    append_str(live, accumulate, chunk)
+                yield trusted(
+                    delta_cls,
+                    {"type": delta_tag, "content_index": index, "delta": chunk, "partial": partial},
+                )
+            if block.type == "toolCall":
+                live.arguments = block.arguments  # type: ignore[union-attr]
+                yield trusted(
+                    ToolCallEndEvent,
+                    {
+                        "type": "toolcall_end",
+                        "content_index": index,
+                        "tool_call": block,
+                        "partial": partial,
+                    },
+                )
+            else:
+                assert kind[3] is not None
+                end_cls, end_tag = kind[3]
+                yield trusted(
+                    end_cls,
+                    {"type": end_tag, "content_index": index, "content": full, "partial": partial},
+                )
+        if message.stop_reason in ("error", "aborted"):
+            yield trusted(
+                ErrorEvent, {"type": "error", "reason": message.stop_reason, "error": message}
+            )
+            return
+        yield trusted(
+            DoneEvent, {"type": "done", "reason": message.stop_reason, "message": message}
+        )
+
+    async def _pause_aborted(self, chunk: str, signal: AbortSignal | None) -> bool:
+        """Wait out the pacing for ``chunk``; True when the request was aborted."""
+        if self.tokens_per_second:
+            delay = estimate_tokens(chunk) / self.tokens_per_second
+            if signal is None:
+                await asyncio.sleep(delay)
+            else:
+                await signal.sleep(delay)
+        return signal is not None and signal.aborted
+
+    def _chunks(self, text: str) -> list[str]:
+        low, high = self.min_token_size, self.max_token_size
+        if not text:
+            return [""]
+        if low == high:
+            size = max(1, low * 4)
+            return [text[i : i + size] for i in range(0, len(text), size)]
+        chunks = []
+        i = 0
+        while i < len(text):
+            size = max(1, self._random.randint(low, high) * 4)
+            chunks.append(text[i : i + size])
+            i += size
+        return chunks
+
+    def _estimate_usage(
+        self, message: AssistantMessage, context: Context, options: StreamOptions | None
+    ) -> Usage:
+        prompt = _serialize_context(context)
+        prompt_tokens = estimate_tokens(prompt)
+        output = estimate_tokens(_assistant_text(message.content))
+        input_tokens, cache_read, cache_write = prompt_tokens, 0, 0
+        session = options.session_id if options else None
+        if session and (options is None or options.cache_retention != "none"):
+            previous = self._prompt_cache.get(session)
+            if previous is not None:
+                cached = _common_prefix_length(previous, prompt)
+                cache_read = estimate_tokens(previous[:cached])
+                cache_write = estimate_tokens(prompt[cached:])
+                input_tokens = max(0, prompt_tokens - cache_read)
+            else:
+                cache_write = prompt_tokens
+            self._prompt_cache[session] = prompt
+        return Usage(
+            input=input_tokens,
+            output=output,
+            cache_read=cache_read,
+            cache_write=cache_write,
+            total_tokens=input_tokens + output + cache_read + cache_write,
+            cost=UsageCost(),
+        )
+
+    def _error_message(self, text: str, model: Model) -> AssistantMessage:
+        return AssistantMessage(
+            content=[],
+            api=self.api,
+            provider=self.provider,
+            model=model.id,
+            stop_reason="error",
+            error_message=text,
+        )
+
+
+def _aborted(partial: AssistantMessage) -> ErrorEvent:
+    message = partial.model_copy(
+        update={"stop_reason": "aborted", "error_message": ABORTED, "timestamp": now_ms()}
+    )
+    return trusted(ErrorEvent, {"type": "error", "reason": "aborted", "error": message})
+
+
+# Per block kind: (start event, tag), (delta event, tag), field the deltas grow, (end event, tag).
+_KindEvents: TypeAlias = tuple[tuple[Any, str], tuple[Any, str], str | None, tuple[Any, str] | None]
+_TEXT_EVENTS: _KindEvents = (
+    (TextStartEvent, "text_start"),
+    (TextDeltaEvent, "text_delta"),
+    "text",
+    (TextEndEvent, "text_end"),
+)
+_THINKING_EVENTS: _KindEvents = (
+    (ThinkingStartEvent, "thinking_start"),
+    (ThinkingDeltaEvent, "thinking_delta"),
+    "thinking",
+    (ThinkingEndEvent, "thinking_end"),
+)
+# Faux tool calls keep ``arguments == {}`` until ``toolcall_end`` (Pi does not parse them).
+_TOOLCALL_EVENTS: _KindEvents = (
+    (ToolCallStartEvent, "toolcall_start"),
+    (ToolCallDeltaEvent, "toolcall_delta"),
+    None,
+    None,
+)
+
+
+_registered = itertools.count(1)
+
+
+def register_faux_provider(
+    token_size: tuple[int, int] = (3, 5),
+    tokens_per_second: float | None = None,
+    models: Sequence[Model | dict[str, Any]] | None = None,
+    *,
+    api: str | None = None,
+    provider: str = DEFAULT_PROVIDER,
+    seed: int | None = None,
+) -> FauxProvider:
+    """Register a scripted model and return its handle.
+
+    ``token_size=(min, max)`` is the chunk size in tokens (4 characters each); with
+    ``min == max`` chunking is deterministic. ``seed`` fixes the random chunk sizes otherwise.
+    Each registration gets its own API name (``faux``, then ``faux-2``...), so several can
+    coexist in one process.
+    """
+    n = next(_registered)
+    api_name = api or (DEFAULT_API if n == 1 else f"{DEFAULT_API}-{n}")
+    low = max(1, min(token_size[0], token_size[1]))
+    high = max(low, token_size[1])
+    definitions = list(models) if models else [{"id": DEFAULT_MODEL_ID, "name": DEFAULT_MODEL_NAME}]
+    built = []
+    for definition in definitions:
+        data = (
+            definition.model_dump(exclude={"api", "provider"})
+            if isinstance(definition, Model)
+            else dict(definition)
+        )
+        data.setdefault("base_url", DEFAULT_BASE_URL)
+        data.setdefault("input", ["text", "image"])
+        data.setdefault("cost", ModelCost())
+        data.setdefault("context_window", 128000)
+        data.setdefault("max_tokens", 16384)
+        built.append(Model(**{**data, "api": api_name, "provider": provider}))
+    handle = FauxProvider(
+        api=api_name,
+        provider=provider,
+        models=built,
+        token_size=(low, high),
+        tokens_per_second=tokens_per_second,
+        seed=seed,
+    )
+    register_api_provider(api_name, handle.stream)
+    return handle
+
+
+__all__ = [
+    "FauxProvider",
+    "FauxResponseFactory",
+    "FauxResponseStep",
+    "FauxState",
+    "faux_assistant_message",
+    "faux_text",
+    "faux_thinking",
+    "faux_tool_call",
+    "register_faux_provider",
+]
