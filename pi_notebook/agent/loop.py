@@ -53,6 +53,7 @@ Emit = Callable[[Any], Awaitable[None]]
 
 CANNOT_CONTINUE_EMPTY = "Cannot continue: no messages in context"
 CANNOT_CONTINUE_ASSISTANT = "Cannot continue from message role: assistant"
+REQUEST_ABORTED = "Request was aborted"
 
 _AGENT_START = AgentStartEvent()
 _TURN_START = TurnStartEvent()
@@ -189,6 +190,18 @@ def agent_loop_continue(
     )
 
 
+def aborted_reply(model: Model) -> AssistantMessage:
+    """The reply to a request that was aborted before it was sent."""
+    return AssistantMessage(
+        content=[],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="aborted",
+        error_message=REQUEST_ABORTED,
+    )
+
+
 class _LoopRun:
     """One run of the double loop; holds what changes between turns."""
 
@@ -225,13 +238,15 @@ class _LoopRun:
         while True:
             has_more_tool_calls = True
             while has_more_tool_calls or pending:
-                if self.aborted:
-                    return await self._end()
                 if first_turn:
-                    first_turn = False
+                    first_turn = False  # the entry point already opened this turn
+                elif self.aborted:
+                    return await self._end()
                 else:
                     await self.emit(_TURN_START)
                 for message in pending:
+                    if self.aborted:
+                        break  # undelivered messages stay with their owner (the Agent's queue)
                     await self.emit(
                         trusted(MessageStartEvent, {"type": "message_start", "message": message})
                     )
@@ -313,6 +328,9 @@ class _LoopRun:
         )
 
     async def _stream_assistant_response(self) -> AssistantMessage:
+        if self.aborted:
+            # No request after an abort: answer as a conforming provider would, at once.
+            return await self._emit_final(aborted_reply(self.model), started=False)
         config = self.config
         messages = self.context.messages
         if config.transform_context is not None:
@@ -360,17 +378,19 @@ class _LoopRun:
                         },
                     )
                 )
-        final = await response.result()
+        return await self._emit_final(await response.result(), started=started)
+
+    async def _emit_final(self, final: AssistantMessage, *, started: bool) -> AssistantMessage:
         if started:
-            context_messages[-1] = final
+            self.context.messages[-1] = final
         else:
-            context_messages.append(final)
-            await emit(
+            self.context.messages.append(final)
+            await self.emit(
                 trusted(
                     MessageStartEvent, {"type": "message_start", "message": shallow_copy(final)}
                 )
             )
-        await emit(trusted(MessageEndEvent, {"type": "message_end", "message": final}))
+        await self.emit(trusted(MessageEndEvent, {"type": "message_end", "message": final}))
         return final
 
 

@@ -234,5 +234,16 @@ async def test_an_aborted_signal_before_the_run_makes_no_request(
         [user("go")], make_context(), make_config(faux), log.emit, controller.signal
     )
     assert faux.call_count == 0
-    assert log.types() == ["agent_start", "turn_start", "message_start", "message_end", "agent_end"]
-    assert len(new) == 1
+    # The open turn is closed with an aborted reply that no provider was asked for.
+    assert log.entries == [
+        "agent_start",
+        "turn_start",
+        "message_start(user)",
+        "message_end(user)",
+        "message_start(assistant)",
+        "message_end(assistant)",
+        "turn_end",
+        "agent_end",
+    ]
+    assert new[-1].stop_reason == "aborted" and new[-1].content == []
+    assert new[-1].error_message == "Request was aborted"
