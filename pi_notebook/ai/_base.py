@@ -33,8 +33,35 @@ class WireModel(BaseModel):
     )
 
     def to_json_dict(self) -> dict[str, Any]:
-        """Pi's JSON shape: camelCase keys, absent optionals left out."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """Pi's JSON shape: camelCase keys, absent optionals left out.
+
+        Unknown fields that Pi's JSON carried as ``null`` are kept as ``null``.
+        """
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        _restore_null_extras(self, data)
+        return data
+
+
+def _restore_null_extras(model: BaseModel, data: dict[str, Any]) -> None:
+    extra = model.__pydantic_extra__
+    if extra:
+        for key, value in extra.items():
+            if value is None:
+                data[key] = None
+    for name, value in model.__dict__.items():
+        if isinstance(value, BaseModel) and isinstance(data.get(_alias(model, name)), dict):
+            _restore_null_extras(value, data[_alias(model, name)])
+        elif isinstance(value, list):
+            dumped = data.get(_alias(model, name))
+            if isinstance(dumped, list) and len(dumped) == len(value):
+                for item, item_data in zip(value, dumped, strict=True):
+                    if isinstance(item, BaseModel) and isinstance(item_data, dict):
+                        _restore_null_extras(item, item_data)
+
+
+def _alias(model: BaseModel, name: str) -> str:
+    field = type(model).model_fields.get(name)
+    return field.alias if field is not None and field.alias else name
 
 
 M = TypeVar("M", bound=BaseModel)

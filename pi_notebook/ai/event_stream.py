@@ -41,6 +41,8 @@ class EventStream(Generic[E, R]):
         self._result: asyncio.Future[R] | None = None
         self._result_value: tuple[R] | None = None
         self._source: AsyncIterator[E] | None = None
+        self._pulling = False
+        self._pull_done: asyncio.Future[None] | None = None
 
     @classmethod
     def from_source(
@@ -109,12 +111,26 @@ class EventStream(Generic[E, R]):
     # -- internals ---------------------------------------------------------------------------
 
     async def _pull(self) -> None:
+        """Advance the source by one event; concurrent callers share one advance."""
         assert self._source is not None
+        if self._pulling:
+            # Another task (say, one iterating while this one awaits result()) is advancing
+            # the source: an async generator must not be re-entered, so wait for that step.
+            if self._pull_done is None:
+                self._pull_done = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._pull_done)
+            return
+        self._pulling = True
         try:
             event = await self._source.__anext__()
         except StopAsyncIteration:
             self.end()
             return
+        finally:
+            self._pulling = False
+            waiters, self._pull_done = self._pull_done, None
+            if waiters is not None and not waiters.done():
+                waiters.set_result(None)
         self.push(event)
 
     def _set_result(self, value: R) -> None:

@@ -122,8 +122,15 @@ def faux_assistant_message(
 # Usage estimation (as Pi: 4 characters a token over a text rendering of the request)
 
 
+def _js_length(text: str) -> int:
+    """``text.length`` in JavaScript: UTF-16 code units (an emoji counts twice)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
 def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / 4)
+    return math.ceil(_js_length(text) / 4)
 
 
 def _content_text(content: Any) -> str:

@@ -24,15 +24,15 @@ TOOL_IMAGE_OMITTED = "(tool image omitted: model does not support images)"
 
 def _replace_images(content: list[Any], note: str) -> list[Any]:
     out: list[Any] = []
-    previous_was_image = False
+    previous_was_note = False  # an image right after a note (ours or an earlier one) adds none
     for block in content:
         if block.type == "image":
-            if not previous_was_image:
+            if not previous_was_note:
                 out.append(TextContent(text=note))
-            previous_was_image = True
+            previous_was_note = True
         else:
             out.append(block)
-            previous_was_image = False
+            previous_was_note = block.type == "text" and block.text == note
     return out
 
 
@@ -53,6 +53,8 @@ def _foreign_assistant(
             if block.redacted or not block.thinking.strip():
                 continue
             blocks.append(TextContent(text=block.thinking))
+        elif block.type == "text":
+            blocks.append(TextContent(text=block.text))  # provider replay metadata is dropped
         elif block.type == "toolCall":
             new_id = normalize_id(block.id) if normalize_id else block.id
             if new_id != block.id:
@@ -63,6 +65,15 @@ def _foreign_assistant(
         else:
             blocks.append(block)
     return message.model_copy(update={"content": blocks})
+
+
+def _empty_unsigned_thinking(block: Any) -> bool:
+    return (
+        block.type == "thinking"
+        and not block.redacted
+        and not block.thinking_signature
+        and not block.thinking.strip()
+    )
 
 
 def _synthetic_result(call_id: str, name: str) -> ToolResultMessage:
@@ -103,8 +114,15 @@ def transform_messages(
                 update["tool_call_id"] = id_map[message.tool_call_id]
             if update:
                 message = message.model_copy(update=update)
-        elif role == "assistant" and not _same_model(message, model):
-            message = _foreign_assistant(message, normalize_tool_call_id, id_map)
+        elif role == "assistant":
+            if not _same_model(message, model):
+                message = _foreign_assistant(message, normalize_tool_call_id, id_map)
+            elif any(_empty_unsigned_thinking(b) for b in message.content):
+                message = message.model_copy(
+                    update={
+                        "content": [b for b in message.content if not _empty_unsigned_thinking(b)]
+                    }
+                )
         first_pass.append(message)
 
     result: list[Any] = []
