@@ -64,9 +64,12 @@ class AgentBusyError(RuntimeError):
     """``prompt()``, ``continue_()`` or ``reset()`` while a run is active."""
 
 
+_LLM_ROLES = frozenset(("user", "assistant", "toolResult"))
+
+
 def default_convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
     """Keep the messages a model understands (user, assistant, tool results)."""
-    return [m for m in messages if getattr(m, "role", None) in ("user", "assistant", "toolResult")]  # type: ignore[misc]
+    return [m for m in messages if m.role in _LLM_ROLES]  # type: ignore[misc]
 
 
 class AgentState:
@@ -174,7 +177,7 @@ class Agent:
         self.on_response = on_response
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
-        self._listeners: list[_Subscription] = []
+        self._listeners: tuple[_Subscription, ...] = ()  # replaced, never mutated, on change
         self._active: _ActiveRun | None = None
 
     def __repr__(self) -> str:
@@ -235,11 +238,10 @@ class Agent:
     def subscribe(self, listener: Listener | Callable[[Any], Any]) -> Callable[[], None]:
         """Add ``listener(event, signal)`` (or ``listener(event)``); returns ``unsubscribe``."""
         subscription = _Subscription(listener, _takes_two_arguments(listener))
-        self._listeners.append(subscription)
+        self._listeners = (*self._listeners, subscription)
 
         def unsubscribe() -> None:
-            if subscription in self._listeners:
-                self._listeners.remove(subscription)
+            self._listeners = tuple(s for s in self._listeners if s is not subscription)
 
         return unsubscribe
 
@@ -442,7 +444,7 @@ class Agent:
             raise RuntimeError(LISTENER_OUTSIDE_RUN)
         self._reduce(event)
         signal = run.controller.signal
-        for subscription in list(self._listeners):
+        for subscription in self._listeners:
             if subscription.takes_signal:
                 result = subscription.fn(event, signal)
             else:

@@ -69,16 +69,23 @@ M = TypeVar("M", bound=BaseModel)
 _set_attr = object.__setattr__
 
 
+_new_object = object.__new__
+_allows_extra: dict[type[BaseModel], bool] = {}
+
+
 def trusted(cls: type[M], fields: dict[str, Any]) -> M:
     """Build ``cls`` from already-correct ``fields`` without validation.
 
     ``fields`` must name every field of ``cls`` that has no default; defaults are not filled
     in here (callers on the hot path pass them), which is what keeps this cheap.
     """
-    obj = cls.__new__(cls)
+    obj = _new_object(cls)
     _set_attr(obj, "__dict__", fields)
     _set_attr(obj, "__pydantic_fields_set__", set(fields))
-    _set_attr(obj, "__pydantic_extra__", {} if cls.model_config.get("extra") == "allow" else None)
+    extra = _allows_extra.get(cls)
+    if extra is None:
+        extra = _allows_extra[cls] = cls.model_config.get("extra") == "allow"
+    _set_attr(obj, "__pydantic_extra__", {} if extra else None)
     _set_attr(obj, "__pydantic_private__", None)
     return obj
 

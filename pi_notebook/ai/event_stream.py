@@ -90,9 +90,26 @@ class EventStream(Generic[E, R]):
                 return queue.popleft()
             if self._done:
                 raise StopAsyncIteration
-            if self._source is not None:
-                await self._pull()
-                continue
+            source = self._source
+            if source is not None:
+                if self._pulling:
+                    await self._pull()  # wait for the other task's step
+                    continue
+                # The common case: hand the source's event straight to the consumer.
+                self._pulling = True
+                try:
+                    event = await source.__anext__()
+                except StopAsyncIteration:
+                    self.end()
+                    raise
+                finally:
+                    self._pulling = False
+                    if self._pull_done is not None:
+                        self._wake_pullers()
+                if self._is_complete(event):
+                    self._done = True
+                    self._set_result(self._extract_result(event))
+                return event
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
 
@@ -128,10 +145,13 @@ class EventStream(Generic[E, R]):
             return
         finally:
             self._pulling = False
-            waiters, self._pull_done = self._pull_done, None
-            if waiters is not None and not waiters.done():
-                waiters.set_result(None)
+            self._wake_pullers()
         self.push(event)
+
+    def _wake_pullers(self) -> None:
+        waiters, self._pull_done = self._pull_done, None
+        if waiters is not None and not waiters.done():
+            waiters.set_result(None)
 
     def _set_result(self, value: R) -> None:
         self._result_value = (value,)

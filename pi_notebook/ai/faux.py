@@ -167,19 +167,61 @@ def _message_text(message: Any) -> str:
     return _content_text(getattr(message, "content", ""))
 
 
+def _message_part(message: Any) -> str:
+    return f"{message.role}:{_message_text(message)}"
+
+
+def _tools_part(context: Context) -> str | None:
+    if not context.tools:
+        return None
+    tools = [
+        {"name": t.name, "description": t.description, "parameters": t.json_schema()}
+        for t in context.tools
+    ]
+    return f"tools:{_compact_json(tools)}"
+
+
 def _serialize_context(context: Context) -> str:
+    """Pi's text rendering of a request, on which its usage estimate is based."""
     parts = []
     if context.system_prompt:
         parts.append(f"system:{context.system_prompt}")
-    for message in context.messages:
-        parts.append(f"{message.role}:{_message_text(message)}")
-    if context.tools:
-        tools = [
-            {"name": t.name, "description": t.description, "parameters": t.json_schema()}
-            for t in context.tools
-        ]
-        parts.append(f"tools:{_compact_json(tools)}")
+    parts.extend(_message_part(message) for message in context.messages)
+    tools = _tools_part(context)
+    if tools is not None:
+        parts.append(tools)
     return "\n\n".join(parts)
+
+
+class _PromptLength:
+    """``len(_serialize_context(context))`` without rendering the whole transcript each time.
+
+    A message does not change once it is in a transcript, so each message's rendered length
+    is remembered (by identity); a request then costs one step per message, not per character.
+    """
+
+    _LIMIT = 50_000
+
+    def __init__(self) -> None:
+        self._parts: dict[int, tuple[Any, int]] = {}
+
+    def __call__(self, context: Context) -> int:
+        lengths = []
+        if context.system_prompt:
+            lengths.append(_js_length(f"system:{context.system_prompt}"))
+        cache = self._parts
+        if len(cache) > self._LIMIT:
+            cache.clear()
+        for message in context.messages:
+            hit = cache.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, _js_length(_message_part(message)))
+                cache[id(message)] = hit
+            lengths.append(hit[1])
+        tools = _tools_part(context)
+        if tools is not None:
+            lengths.append(_js_length(tools))
+        return sum(lengths) + 2 * max(0, len(lengths) - 1)
 
 
 def _compact_json(value: Any) -> str:
@@ -218,6 +260,7 @@ class FauxProvider:
         self.state = FauxState()
         self._pending: list[FauxResponseStep] = []
         self._prompt_cache: dict[str, str] = {}
+        self._prompt_length = _PromptLength()
         self._random = random.Random(seed)
 
     # -- scripting ---------------------------------------------------------------------------
@@ -255,13 +298,14 @@ class FauxProvider:
         self.state.call_count += 1
         return AssistantMessageEventStream.from_events(self._run(step, model, context, options))
 
-    async def _run(
+    async def _resolve(
         self,
         step: FauxResponseStep | None,
         model: Model,
         context: Context,
         options: StreamOptions | None,
-    ) -> AsyncIterator[AssistantMessageEvent]:
+    ) -> tuple[AssistantMessage, bool]:
+        """The scripted reply to this request, or (an error message, True); never raises."""
         try:
             if options is not None and options.on_response is not None:
                 maybe = options.on_response(ProviderResponse(status=200), model)
@@ -270,8 +314,7 @@ class FauxProvider:
             if step is None:
                 message = self._error_message(NO_MORE_RESPONSES, model)
                 message.usage = self._estimate_usage(message, context, options)
-                yield trusted(ErrorEvent, {"type": "error", "reason": "error", "error": message})
-                return
+                return message, True
             resolved = step
             if callable(step) and not isinstance(step, AssistantMessage):
                 produced = step(context, options, self.state, model)
@@ -280,16 +323,22 @@ class FauxProvider:
             message = resolved.model_copy(deep=True)
             message.api, message.provider, message.model = self.api, self.provider, model.id
             message.usage = self._estimate_usage(message, context, options)
+            return message, False
         except Exception as exc:  # a raising factory or callback becomes an error event
-            message = self._error_message(str(exc) or type(exc).__name__, model)
+            return self._error_message(str(exc) or type(exc).__name__, model), True
+
+    async def _run(
+        self,
+        step: FauxResponseStep | None,
+        model: Model,
+        context: Context,
+        options: StreamOptions | None,
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        message, failed = await self._resolve(step, model, context, options)
+        if failed:
             yield trusted(ErrorEvent, {"type": "error", "reason": "error", "error": message})
             return
-        async for event in self._stream_deltas(message, options.signal if options else None):
-            yield event
-
-    async def _stream_deltas(
-        self, message: AssistantMessage, signal: AbortSignal | None
-    ) -> AsyncIterator[AssistantMessageEvent]:
+        signal = options.signal if options else None
         partial = message.model_copy(update={"content": []})
         content: list[AssistantContent] = partial.content
         if signal is not None and signal.aborted:
@@ -380,21 +429,28 @@ class FauxProvider:
     def _estimate_usage(
         self, message: AssistantMessage, context: Context, options: StreamOptions | None
     ) -> Usage:
+        output = estimate_tokens(_assistant_text(message.content))
+        session = options.session_id if options else None
+        if not session or (options is not None and options.cache_retention == "none"):
+            prompt_tokens = math.ceil(self._prompt_length(context) / 4)
+            return Usage(
+                input=prompt_tokens,
+                output=output,
+                total_tokens=prompt_tokens + output,
+                cost=UsageCost(),
+            )
         prompt = _serialize_context(context)
         prompt_tokens = estimate_tokens(prompt)
-        output = estimate_tokens(_assistant_text(message.content))
         input_tokens, cache_read, cache_write = prompt_tokens, 0, 0
-        session = options.session_id if options else None
-        if session and (options is None or options.cache_retention != "none"):
-            previous = self._prompt_cache.get(session)
-            if previous is not None:
-                cached = _common_prefix_length(previous, prompt)
-                cache_read = estimate_tokens(previous[:cached])
-                cache_write = estimate_tokens(prompt[cached:])
-                input_tokens = max(0, prompt_tokens - cache_read)
-            else:
-                cache_write = prompt_tokens
-            self._prompt_cache[session] = prompt
+        previous = self._prompt_cache.get(session)
+        if previous is not None:
+            cached = _common_prefix_length(previous, prompt)
+            cache_read = estimate_tokens(previous[:cached])
+            cache_write = estimate_tokens(prompt[cached:])
+            input_tokens = max(0, prompt_tokens - cache_read)
+        else:
+            cache_write = prompt_tokens
+        self._prompt_cache[session] = prompt
         return Usage(
             input=input_tokens,
             output=output,

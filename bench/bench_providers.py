@@ -1,0 +1,202 @@
+"""Client throughput on a long streamed answer: our openai-completions client vs the floor.
+
+Starts a local HTTP server (a subprocess on 127.0.0.1) that streams a chat completion of
+``--chunks`` SSE chunks (default 25,000), then times, in one run and one event loop:
+
+* raw   - httpx ``aiter_lines()`` over the same stream (no JSON, no events): the floor;
+* ours  - ``pi_notebook`` openai-completions stream, iterating every event;
+* sdk   - the official ``openai`` SDK's streaming, touching every chunk's delta.
+
+Prints the best of ``--repeat`` runs for each, and the ratios. Targets: ours within 1.3x of
+raw, and faster than the SDK. It must never talk to anything but its own local server.
+
+    PYTHONPATH=. python bench/bench_providers.py [--chunks 25000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+
+def _payload(chunks: int) -> bytes:
+    parts = []
+    base = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": "bench-model",
+        "system_fingerprint": "fp_bench",
+    }
+    words = ["alpha ", "beta ", "gamma ", "délta ", "epsilon ", "zeta ", "eta ", "theta "]
+    for i in range(chunks):
+        delta = {"content": words[i % len(words)]}
+        if i == 0:
+            delta["role"] = "assistant"
+        chunk = {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
+        }
+        parts.append(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n")
+    final = {
+        **base,
+        "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}],
+    }
+    parts.append(f"data: {json.dumps(final)}\n\n")
+    usage = {
+        **base,
+        "choices": [],
+        "usage": {"prompt_tokens": 10, "completion_tokens": chunks, "total_tokens": chunks + 10},
+    }
+    parts.append(f"data: {json.dumps(usage)}\n\n")
+    parts.append("data: [DONE]\n\n")
+    return "".join(parts).encode()
+
+
+# --------------------------------------------------------------------------------------------
+# Server (runs in a subprocess)
+
+
+async def _serve(chunks: int) -> None:
+    body = _payload(chunks)
+    frame = 16384
+    framed = (
+        b"".join(
+            f"{len(body[i : i + frame]):x}\r\n".encode() + body[i : i + frame] + b"\r\n"
+            for i in range(0, len(body), frame)
+        )
+        + b"0\r\n\r\n"
+    )
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                raw = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in raw.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                if length:
+                    await reader.readexactly(length)
+                writer.write(head + framed)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+# --------------------------------------------------------------------------------------------
+# Clients
+
+
+async def run_raw(url: str) -> int:
+    import httpx
+
+    async with httpx.AsyncClient(http1=True) as client:
+        best = 0
+        async with client.stream(
+            "POST", url + "/chat/completions", json={"model": "bench-model", "stream": True}
+        ) as response:
+            async for line in response.aiter_lines():
+                if line:
+                    best += 1
+        return best
+
+
+async def run_ours(url: str) -> int:
+    from pi_notebook.ai import Context, Model, StreamOptions, UserMessage, resolve_stream
+    from pi_notebook.ai.registry import stream
+
+    model = Model(id="bench-model", api="openai-completions", provider="bench", base_url=url)
+    context = Context(messages=[UserMessage(content="go")])
+    s = await resolve_stream(stream(model, context, StreamOptions(api_key="bench")))
+    n = 0
+    async for event in s:
+        if event.type == "text_delta":
+            n += 1
+    result = await s.result()
+    assert result.stop_reason == "stop", result.error_message
+    return n
+
+
+async def run_sdk(url: str) -> int:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=url, api_key="bench", max_retries=0)
+    n = 0
+    try:
+        response = await client.chat.completions.create(
+            model="bench-model", messages=[{"role": "user", "content": "go"}], stream=True
+        )
+        async for chunk in response:
+            if chunk.choices and chunk.choices[0].delta.content:
+                n += 1
+    finally:
+        await client.close()
+    return n
+
+
+async def bench(url: str, repeat: int) -> dict[str, float]:
+    from pi_notebook.ai.providers import aclose_client
+
+    runners: dict[str, Any] = {"raw": run_raw, "ours": run_ours, "sdk": run_sdk}
+    best = {name: float("inf") for name in runners}
+    counts = {}
+    for _ in range(repeat):
+        for name, runner in runners.items():
+            t0 = time.perf_counter()
+            counts[name] = await runner(url)
+            best[name] = min(best[name], time.perf_counter() - t0)
+    await aclose_client()
+    print("items seen:", counts)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chunks", type=int, default=25_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        asyncio.run(_serve(args.chunks))
+        return
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--chunks", str(args.chunks)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+    )
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        url = f"http://127.0.0.1:{port}/v1"
+        best = asyncio.run(bench(url, args.repeat))
+    finally:
+        proc.terminate()
+        proc.wait()
+    n = args.chunks
+    print(f"stream of {n} chunks, best of {args.repeat}:")
+    for name in ("raw", "ours", "sdk"):
+        print(f"  {name:5s} {best[name] * 1000:8.1f} ms  {n / best[name]:10.0f} chunks/s")
+    print(f"  ours / raw = {best['ours'] / best['raw']:.2f}x   (target <= 1.3x)")
+    print(f"  sdk / ours = {best['sdk'] / best['ours']:.2f}x   (target > 1.0x: ours faster)")
+
+
+if __name__ == "__main__":
+    main()
