@@ -1,0 +1,595 @@
+"""Shared HTTP plumbing for the real model providers.
+
+What lives here: one pooled ``httpx.AsyncClient`` per event loop (HTTP/1.1), an incremental
+SSE decoder, the request driver (retries before the first streamed byte, timeouts, abort,
+readable error texts) and :func:`run_provider`, which turns a provider's request builder and
+event decoder into an :class:`AssistantMessageEventStream`.
+
+What it must never do: put an API key into an exception text, a repr, a log line or an
+``error_message`` (every error text passes through :func:`redact`, including the texts of
+errors raised by httpx and h11); replay a request once the response has started streaming;
+raise out of a provider stream (every failure becomes an ``error`` event); or copy the whole
+message per chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import email.utils
+import inspect
+import json
+import math
+import random
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from .._base import trusted
+from ..event_stream import AssistantMessageEventStream
+from ..events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
+from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, Usage, now_ms
+
+ABORTED_MESSAGE = "Request was aborted"
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_MAX_RETRY_DELAY_MS = 60_000
+MAX_ERROR_BODY_CHARS = 4000
+DEFAULT_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=60.0)
+REDACTED = "[REDACTED]"
+
+# --------------------------------------------------------------------------------------------
+# The pooled client
+
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def get_client() -> httpx.AsyncClient:
+    """The shared client of the running event loop (created on first use)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        client = httpx.AsyncClient(
+            http1=True,
+            http2=False,
+            timeout=DEFAULT_TIMEOUT,
+            limits=httpx.Limits(
+                max_connections=100, max_keepalive_connections=20, keepalive_expiry=30.0
+            ),
+            follow_redirects=False,
+        )
+        _clients[loop] = client
+    return client
+
+
+async def aclose_client() -> None:
+    """Close the running loop's shared client (a new one is made on next use)."""
+    client = _clients.pop(asyncio.get_running_loop(), None)
+    if client is not None:
+        await client.aclose()
+
+
+# --------------------------------------------------------------------------------------------
+# Secrets
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every secret, and every way a library might print one, masked."""
+    for secret in secrets:
+        if not secret or len(secret) < 4:
+            continue
+        forms = {
+            secret,
+            repr(secret)[1:-1],
+            repr(secret.encode("utf-8", "backslashreplace"))[2:-1],
+            json.dumps(secret)[1:-1],
+        }
+        # A key with a control or non-ASCII character shows up cut at that character.
+        piece = []
+        for ch in secret:
+            if ch.isprintable() and ch.isascii():
+                piece.append(ch)
+            else:
+                if len(piece) >= 6:
+                    forms.add("".join(piece))
+                piece = []
+        if len(piece) >= 6:
+            forms.add("".join(piece))
+        for form in sorted(forms, key=len, reverse=True):
+            if form and form in text:
+                text = text.replace(form, REDACTED)
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# SSE
+
+
+class SSEDecoder:
+    """Incremental Server-Sent Events decoder.
+
+    Feed raw bytes as they arrive; get back complete ``(event, data)`` pairs. Handles LF, CRLF
+    and lone CR line ends (also split across reads), ``:`` comments (keep-alives), multi-line
+    ``data:`` fields (joined with newlines) and UTF-8 sequences split across reads.
+    """
+
+    __slots__ = ("_buffer", "_data", "_decode", "_event")
+
+    def __init__(self) -> None:
+        self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        self._buffer = ""
+        self._event = ""
+        self._data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[tuple[str, str]]:
+        text = self._decode(chunk)
+        if self._buffer:
+            text = self._buffer + text
+        held = ""
+        if "\r" in text:
+            if text[-1] == "\r":  # a CRLF may be split across reads: decide on the next one
+                text, held = text[:-1], "\r"
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        self._buffer = lines.pop() + held
+        return self._lines(lines) if lines else []
+
+    def flush(self) -> list[tuple[str, str]]:
+        """End of stream: the last unterminated line and event are delivered."""
+        text = self._buffer + self._decode(b"", True)
+        self._buffer = ""
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if text else []
+        lines.append("")
+        return self._lines(lines)
+
+    def _lines(self, lines: list[str]) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        data = self._data
+        for line in lines:
+            if not line:
+                if data:
+                    out.append(
+                        (self._event or "message", data[0] if len(data) == 1 else "\n".join(data))
+                    )
+                    data = self._data = []
+                self._event = ""
+                continue
+            if line[0] == ":":
+                continue
+            if line.startswith("data:"):
+                value = line[5:]
+                data.append(value[1:] if value[:1] == " " else value)
+                continue
+            name, _, value = line.partition(":")
+            if value[:1] == " ":
+                value = value[1:]
+            if name == "event":
+                self._event = value
+            elif name == "data":
+                data.append(value)
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# JSON on the per-chunk path
+
+try:
+    from json.scanner import c_make_scanner as _make_scanner  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - non-CPython
+    _make_scanner = None
+
+_scan: Callable[[str, int], tuple[Any, int]] | None = (
+    _make_scanner(json.JSONDecoder()) if _make_scanner is not None else None
+)
+
+
+def loads(data: str) -> Any:
+    """``json.loads`` without its Python-level wrapper for the common ``{...}`` chunk.
+
+    Same results and the same ValueError on bad input (the slow path produces the error).
+    """
+    if _scan is not None and data[:1] == "{":
+        try:
+            value, end = _scan(data, 0)
+        except (StopIteration, ValueError):
+            pass
+        else:
+            if end == len(data) or data[end:].isspace():
+                return value
+    return json.loads(data)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+
+
+class ProviderError(Exception):
+    """A failure with a readable, already-redacted message."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class _Aborted(Exception):
+    pass
+
+
+def _truncate(text: str, limit: int = MAX_ERROR_BODY_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [truncated {len(text) - limit} chars]"
+
+
+def error_payload_text(payload: Any) -> str:
+    """A readable text for a JSON error object (``{"error": {"message": ...}}`` and friends)."""
+    err = payload.get("error", payload) if isinstance(payload, dict) else payload
+    if isinstance(err, str):
+        return err
+    if isinstance(err, dict):
+        message = err.get("message") or err.get("detail") or err.get("msg")
+        if isinstance(message, str) and message:
+            kind = err.get("type") or err.get("code")
+            if isinstance(kind, str) and kind and kind not in message:
+                return f"{message} ({kind})"
+            return message
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def format_http_error(status: int, body: bytes, reason: str) -> str:
+    """``"429: rate limit exceeded (rate_limit_error)"``; the raw body when it is not JSON."""
+    text = body.decode("utf-8", "replace").strip()
+    if not text:
+        return f"{status}: {reason or 'no body'}"
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return f"{status}: {_truncate(text)}"
+    return f"{status}: {_truncate(error_payload_text(payload))}"
+
+
+def describe_exception(exc: BaseException) -> str:
+    if isinstance(exc, ProviderError):
+        return exc.message
+    if isinstance(exc, httpx.TimeoutException):
+        return f"Request timed out ({type(exc).__name__})"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"Connection lost: {exc}" if str(exc) else "Connection lost"
+    if isinstance(exc, httpx.ConnectError):
+        return f"Connection error: {exc}" if str(exc) else "Connection error"
+    if isinstance(exc, httpx.TransportError):
+        return f"Network error: {exc}" if str(exc) else f"Network error ({type(exc).__name__})"
+    text = str(exc)
+    return text if text else type(exc).__name__
+
+
+# --------------------------------------------------------------------------------------------
+# Requests with retries
+
+
+@dataclass
+class PreparedRequest:
+    url: str
+    headers: dict[str, str]
+    body: Any
+    secrets: list[str] = field(default_factory=list)
+
+
+def _timeout(options: StreamOptions | None) -> httpx.Timeout:
+    if options is not None and options.timeout_ms is not None:
+        return httpx.Timeout(max(options.timeout_ms, 1) / 1000)
+    return DEFAULT_TIMEOUT
+
+
+def _retryable(response: httpx.Response) -> bool:
+    should = response.headers.get("x-should-retry")
+    if should == "true":
+        return True
+    if should == "false":
+        return False
+    status = response.status_code
+    return status in (408, 409, 429) or status >= 500
+
+
+def _server_delay_ms(headers: httpx.Headers) -> float | None:
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value:
+        try:
+            return float(value) * 1000
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                return None
+            return max(0.0, when.timestamp() - time.time()) * 1000
+    return None
+
+
+def _retry_delay_s(
+    response: httpx.Response | None, attempt: int, options: StreamOptions | None, message: str
+) -> float:
+    if response is not None:
+        server = _server_delay_ms(response.headers)
+        if server is not None:
+            cap = DEFAULT_MAX_RETRY_DELAY_MS
+            if options is not None and options.max_retry_delay_ms is not None:
+                cap = options.max_retry_delay_ms
+            if cap > 0 and server > cap:
+                raise ProviderError(
+                    f"Server requested {math.ceil(server / 1000)}s retry delay "
+                    f"(max: {math.ceil(cap / 1000)}s). {message}",
+                    response.status_code,
+                )
+            return max(0.0, server / 1000)
+    backoff: float = min(0.5 * 2**attempt, 8.0)
+    return backoff * (1 - random.random() * 0.25)
+
+
+async def send_with_retries(
+    prepared: PreparedRequest, options: StreamOptions | None
+) -> httpx.Response:
+    """POST and return a streaming 2xx response; retry 408/409/429/5xx and connection errors.
+
+    Retries happen only here, before any byte of the body has been handed to a decoder.
+    """
+    client = get_client()
+    signal = options.signal if options is not None else None
+    max_retries = DEFAULT_MAX_RETRIES
+    if options is not None and options.max_retries is not None:
+        max_retries = max(0, options.max_retries)
+    content = json.dumps(prepared.body, ensure_ascii=False, separators=(",", ":")).encode()
+    timeout = _timeout(options)
+    attempt = 0
+    while True:
+        request = client.build_request(
+            "POST", prepared.url, headers=prepared.headers, content=content, timeout=timeout
+        )
+        response: httpx.Response | None = None
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            message = describe_exception(exc)
+            if attempt >= max_retries:
+                raise ProviderError(message) from None
+        else:
+            if response.status_code < 400:
+                return response
+            try:
+                body = await response.aread()
+            except httpx.HTTPError:
+                body = b""
+            finally:
+                await response.aclose()
+            message = format_http_error(response.status_code, body, response.reason_phrase)
+            if attempt >= max_retries or not _retryable(response):
+                raise ProviderError(message, response.status_code)
+        delay = _retry_delay_s(response, attempt, options, message)
+        attempt += 1
+        if signal is not None:
+            if await signal.sleep(delay):
+                raise _Aborted
+        else:
+            await asyncio.sleep(delay)
+
+
+# --------------------------------------------------------------------------------------------
+# Driving one provider request
+
+
+Push = Callable[[AssistantMessageEvent], None]
+
+
+class EventDecoder(Protocol):
+    """A provider's per-request state: SSE events in, assistant-message events out."""
+
+    def on_event(self, event: str, data: str) -> None: ...
+
+    def finish(self) -> None:
+        """The upstream stream ended: close blocks, raise ProviderError on a failed stop."""
+        ...
+
+
+DecoderFactory = Callable[[AssistantMessage, Push], EventDecoder]
+Prepare = Callable[[], Awaitable[PreparedRequest]]
+
+_running: set[asyncio.Task[None]] = set()
+
+
+def new_output(model: Model) -> AssistantMessage:
+    return AssistantMessage(
+        content=[],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason="stop",
+        timestamp=now_ms(),
+    )
+
+
+def run_provider(
+    model: Model,
+    options: StreamOptions | None,
+    prepare: Prepare,
+    decoder_factory: DecoderFactory,
+) -> AssistantMessageEventStream:
+    """Start the request in a task of the running loop and return its event stream."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return _deferred(model, options, prepare, decoder_factory)
+    stream = AssistantMessageEventStream()
+    task = loop.create_task(_drive(stream, model, options, prepare, decoder_factory))
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return stream
+
+
+def _deferred(
+    model: Model, options: StreamOptions | None, prepare: Prepare, decoder_factory: DecoderFactory
+) -> AssistantMessageEventStream:
+    # Called outside a running loop: start the request once someone iterates.
+    async def relay() -> Any:
+        inner = run_provider(model, options, prepare, decoder_factory)
+        async for event in inner:
+            yield event
+
+    return AssistantMessageEventStream.from_events(relay())
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+async def _drive(
+    stream: AssistantMessageEventStream,
+    model: Model,
+    options: StreamOptions | None,
+    prepare: Prepare,
+    decoder_factory: DecoderFactory,
+) -> None:
+    output = new_output(model)
+    signal = options.signal if options is not None else None
+    secrets: list[str] = []
+    if options is not None and options.api_key:
+        secrets.append(options.api_key)
+    response: httpx.Response | None = None
+    remove_listener: Callable[[], None] | None = None
+    task = asyncio.current_task()
+    push = stream.push
+    try:
+        if signal is not None:
+            if signal.aborted:
+                raise _Aborted
+            assert task is not None
+            remove_listener = signal.add_listener(task.cancel)
+        prepared = await prepare()
+        secrets.extend(s for s in prepared.secrets if s not in secrets)
+        response = await send_with_retries(prepared, options)
+        if options is not None and options.on_response is not None:
+            await _maybe_await(
+                options.on_response(
+                    ProviderResponse(
+                        status=response.status_code, headers=dict(response.headers.items())
+                    ),
+                    model,
+                )
+            )
+        push(trusted(StartEvent, {"type": "start", "partial": output}))
+        decoder = decoder_factory(output, push)
+        sse = SSEDecoder()
+        feed = sse.feed
+        on_event = decoder.on_event
+        async for chunk in response.aiter_raw():
+            for name, data in feed(chunk):
+                on_event(name, data)
+        for name, data in sse.flush():
+            on_event(name, data)
+        decoder.finish()
+        if signal is not None and signal.aborted:
+            raise _Aborted
+        reason = output.stop_reason
+        push(trusted(DoneEvent, {"type": "done", "reason": reason, "message": output}))
+    except asyncio.CancelledError:
+        aborted = signal is not None and signal.aborted
+        if aborted and task is not None:
+            task.uncancel()
+        _fail(stream, output, "aborted", ABORTED_MESSAGE)
+        if not aborted:
+            raise
+    except _Aborted:
+        _fail(stream, output, "aborted", ABORTED_MESSAGE)
+    except Exception as exc:
+        if signal is not None and signal.aborted:
+            _fail(stream, output, "aborted", ABORTED_MESSAGE)
+        else:
+            _fail(stream, output, "error", redact(describe_exception(exc), secrets) or "Error")
+    finally:
+        if remove_listener is not None:
+            remove_listener()
+        if response is not None:
+            try:
+                await response.aclose()
+            except Exception:  # closing a broken connection must not mask the outcome
+                pass
+        stream.end()
+
+
+def _fail(
+    stream: AssistantMessageEventStream, output: AssistantMessage, reason: str, message: str
+) -> None:
+    output.stop_reason = "aborted" if reason == "aborted" else "error"
+    output.error_message = message
+    stream.push(trusted(ErrorEvent, {"type": "error", "reason": reason, "error": output}))
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers shared by the providers
+
+
+def sanitize_surrogates(text: str) -> str:
+    """Drop lone surrogates (they cannot be encoded as UTF-8 JSON)."""
+    for ch in text:
+        if "\ud800" <= ch <= "\udfff":
+            return "".join(c for c in text if not ("\ud800" <= c <= "\udfff"))
+    return text
+
+
+def compat_value(compat: dict[str, Any] | None, snake: str, default: Any) -> Any:
+    """A compat switch by its snake_case name or Pi's camelCase name."""
+    if not compat:
+        return default
+    if snake in compat and compat[snake] is not None:
+        return compat[snake]
+    first, *rest = snake.split("_")
+    camel = first + "".join(p[:1].upper() + p[1:] for p in rest)
+    value = compat.get(camel)
+    return default if value is None else value
+
+
+def merge_headers(*sources: dict[str, str] | dict[str, str | None] | None) -> dict[str, str]:
+    """Later sources win (case-insensitively); a ``None`` value removes the header."""
+    merged: dict[str, tuple[str, str]] = {}
+    for source in sources:
+        if not source:
+            continue
+        for key, value in source.items():
+            if value is None:
+                merged.pop(key.lower(), None)
+            else:
+                merged[key.lower()] = (key, value)
+    return dict(merged.values())
+
+
+__all__ = [
+    "ABORTED_MESSAGE",
+    "PreparedRequest",
+    "ProviderError",
+    "SSEDecoder",
+    "aclose_client",
+    "compat_value",
+    "describe_exception",
+    "error_payload_text",
+    "format_http_error",
+    "get_client",
+    "loads",
+    "merge_headers",
+    "redact",
+    "run_provider",
+    "sanitize_surrogates",
+]

@@ -1,0 +1,121 @@
+"""Pure units: the SSE decoder under any chunking, the catalogue, keys, redaction."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_notebook.ai.providers import catalog, keys
+from pi_notebook.ai.providers._http import SSEDecoder, format_http_error, redact
+
+STREAM = (
+    ": hello\r\n"
+    "event: delta\r\n"
+    'data: {"t": "Grüße 🌍"}\r\n'
+    "\r\n"
+    "data: line one\n"
+    "data: line two\n"
+    "\n"
+    "data:nospace\r\r"
+    "id: 7\n"
+    "retry: 100\n"
+    "data\n"
+    "\n"
+    "event: only-event\n\n"
+    "data: tail"
+).encode()
+EXPECTED = [
+    ("delta", '{"t": "Grüße 🌍"}'),
+    ("message", "line one\nline two"),
+    ("message", "nospace"),
+    ("message", ""),
+    ("message", "tail"),
+]
+
+
+def decode(chunks: list[bytes]) -> list[tuple[str, str]]:
+    decoder = SSEDecoder()
+    out = []
+    for c in chunks:
+        out.extend(decoder.feed(c))
+    out.extend(decoder.flush())
+    return out
+
+
+def test_sse_whole() -> None:
+    assert decode([STREAM]) == EXPECTED
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=30))
+def test_sse_any_split(cuts: list[int]) -> None:
+    points = sorted(set(cuts))
+    chunks = [STREAM[a:b] for a, b in zip([0, *points], [*points, len(STREAM)], strict=True)]
+    assert decode(chunks) == EXPECTED
+
+
+def test_sse_byte_by_byte() -> None:
+    assert decode([bytes([b]) for b in STREAM]) == EXPECTED
+
+
+def test_catalog_lookup_and_resolution() -> None:
+    providers = {m.provider for m in catalog.list_models()}
+    assert providers == {"openai", "anthropic", "openrouter", "groq", "deepseek", "ollama"}
+    m = catalog.get_model("openai", "gpt-4o-mini")
+    assert m.api == "openai-completions" and m.base_url == "https://api.openai.com/v1"
+    assert m.cost.input == 0.15 and m.context_window == 128000 and "image" in m.input
+    a = catalog.get_model("anthropic", "claude-sonnet-4-5")
+    assert a.api == "anthropic-messages" and a.reasoning and a.cost.cache_write == 3.75
+    assert catalog.resolve_model("openai/gpt-4o-mini") == m
+    o = catalog.resolve_model("ollama/qwen2.5:7b")
+    assert o.base_url == "http://localhost:11434/v1" and o.provider == "ollama"
+    custom = catalog.resolve_model("ollama/some-new-model:3b")
+    assert custom.id == "some-new-model:3b" and custom.api == "openai-completions"
+    assert custom.base_url == "http://localhost:11434/v1"
+    r = catalog.resolve_model("openrouter/anthropic/claude-sonnet-4.5")
+    assert r.id == "anthropic/claude-sonnet-4.5" and r.provider == "openrouter"
+    assert (
+        catalog.resolve_model("ollama/x", base_url="http://gpu:1/v1").base_url == "http://gpu:1/v1"
+    )
+    with pytest.raises(KeyError):
+        catalog.get_model("openai", "nope")
+    with pytest.raises(KeyError):
+        catalog.resolve_model("nobody/model")
+    with pytest.raises(ValueError):
+        catalog.resolve_model("no-slash")
+    # copies: mutating one does not change the catalogue
+    m.cost.input = 99
+    assert catalog.get_model("openai", "gpt-4o-mini").cost.input == 0.15
+
+
+def test_keys_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for provider, var in [
+        ("openai", "OPENAI_API_KEY"),
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("openrouter", "OPENROUTER_API_KEY"),
+        ("groq", "GROQ_API_KEY"),
+        ("deepseek", "DEEPSEEK_API_KEY"),
+    ]:
+        monkeypatch.setenv(var, f"key-for-{provider}")
+        assert keys.get_env_api_key(provider) == f"key-for-{provider}"
+        assert keys.resolve_api_key(provider, "explicit") == "explicit"
+    assert not keys.requires_api_key("ollama")
+    assert keys.get_env_api_key("ollama") is None or True
+
+
+def test_redact_forms() -> None:
+    key = "sk-abc\n123456789"
+    text = f"bad header b'Bearer {key!r}' and {key} and sk-abc and 123456789"
+    out = redact(text, [key])
+    assert key not in out and "123456789" not in out and repr(key)[1:-1] not in out
+
+
+def test_http_error_formats() -> None:
+    assert (
+        format_http_error(429, b'{"error":{"message":"rate limit exceeded"}}', "")
+        == "429: rate limit exceeded"
+    )
+    assert format_http_error(502, b"", "Bad Gateway") == "502: Bad Gateway"
+    long = format_http_error(500, b"x" * 5000, "")
+    assert long.startswith("500: xxx") and "[truncated 1000 chars]" in long
