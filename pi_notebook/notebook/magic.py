@@ -1,0 +1,425 @@
+"""The ``%%agent`` cell magic, the ``%agent`` line commands and the input transformer.
+
+``load_ipython_extension`` registers the magics and a cleanup-stage input transformer that
+rewrites a cell starting with ``%%agent`` into a top-level ``await`` of :func:`run_cell`, so
+ipykernel runs the agent as a coroutine on its own event loop (autoawait): widget and comm
+messages keep flowing during the run, the cell stays busy until the run ends, and a kernel
+interrupt cancels the run's task (the agent aborts, closes its events and re-raises). The plain
+cell magic is the fallback where there is no autoawait: ``asyncio.run`` when no loop is
+running, otherwise a background run.
+
+This module must never use nest_asyncio or block the kernel's loop, never turn a cancellation
+into KeyboardInterrupt, and never print an API key or a traceback wall for a user mistake
+(usage and model errors are ``UsageError``: one readable line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.utils.text import FullEvalFormatter
+
+from ..agent import Agent, AgentTool
+from ..agent.types import TurnContext
+from ..ai import AbortSignal, AssistantMessage
+from .models import ModelError, model_from_name
+from .options import AgentOptions, OptionsError, format_help, parse_options
+from .render import final_text, render_transcript
+from .session import NotebookSession, get_session
+
+UI_ENV = "PI_NOTEBOOK_UI"
+REPLY_VARIABLE = "_agent_reply"
+INTERRUPTED = "[interrupted: the run was cancelled and aborted; the conversation stays usable]"
+LINE_COMMANDS = (
+    "reset", "steer", "followup", "abort", "status", "history", "events", "model", "last", "help"
+)
+
+
+def _shell() -> InteractiveShell:
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None:
+        raise RuntimeError("pi_notebook.notebook needs a running IPython shell")
+    shell: InteractiveShell = ip
+    return shell
+
+
+def expand(text: str, namespace: dict[str, Any]) -> str:
+    """``{name}`` / ``{expr}`` from ``namespace``, ``{{`` escapes; unchanged if anything fails.
+
+    The same rule as IPython's shell-command expansion (``$name`` is left alone).
+    """
+    try:
+        return FullEvalFormatter().vformat(text, (), dict(namespace))
+    except Exception:
+        return text
+
+
+def plain_mode(options: AgentOptions) -> bool:
+    return options.plain or os.environ.get(UI_ENV, "").strip().lower() == "plain"
+
+
+# -- choosing the agent ------------------------------------------------------------------------
+
+
+def _resolve_tools(names: list[str], namespace: dict[str, Any]) -> list[AgentTool]:
+    tools: list[AgentTool] = []
+    for name in names:
+        value = namespace.get(name) if name.isidentifier() else None
+        if isinstance(value, AgentTool):
+            tools.append(value)
+        elif isinstance(value, list | tuple) and value and all(
+            isinstance(t, AgentTool) for t in value
+        ):
+            tools.extend(value)
+        else:
+            raise UsageError(
+                f"%%agent: unknown tool {name!r}: expected the name of an AgentTool "
+                "(or a list of them) in the notebook namespace"
+            )
+    return tools
+
+
+def _prepare_agent(
+    session: NotebookSession, options: AgentOptions, namespace: dict[str, Any]
+) -> Agent:
+    try:
+        if options.agent is not None:
+            if not options.agent.isidentifier():
+                raise UsageError(f"%%agent: --agent needs a variable name, got {options.agent!r}")
+            existing = namespace.get(options.agent)
+            if isinstance(existing, Agent) and not options.new:
+                agent = existing
+            elif existing is not None and not isinstance(existing, Agent):
+                raise UsageError(
+                    f"%%agent: {options.agent!r} is a {type(existing).__name__}, not an Agent"
+                )
+            else:
+                agent = Agent()
+                namespace[options.agent] = agent
+        else:
+            agent = session.default_agent(namespace)
+            if options.new:
+                if agent.is_running:
+                    raise UsageError("%%agent: --new while a run is active; %agent abort first")
+                agent = session.new_default(namespace)
+        if options.model is not None:
+            session.set_model(agent, model_from_name(options.model, namespace), "--model")
+        else:
+            session.ensure_usable(agent, namespace)
+    except ModelError as exc:
+        raise UsageError(f"%%agent: {exc}") from None
+    if options.system is not None:
+        agent.state.system_prompt = options.system
+    if options.thinking is not None:
+        agent.state.thinking_level = options.thinking  # type: ignore[assignment]
+    if options.tools:
+        agent.state.tools = _resolve_tools(options.tools, namespace)
+    session.current = agent
+    return agent
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def _max_turns_hook(
+    agent: Agent, limit: int
+) -> Callable[[TurnContext, AbortSignal], Awaitable[bool]]:
+    previous = agent.should_stop_after_turn
+    turns = [0]
+
+    async def should_stop(context: TurnContext, signal: AbortSignal) -> bool:
+        turns[0] += 1
+        if turns[0] >= limit:
+            return True
+        if previous is None:
+            return False
+        result = previous(context, signal)
+        if isinstance(result, Awaitable):
+            result = await result
+        return bool(result)
+
+    return should_stop
+
+
+async def execute(
+    agent: Agent,
+    prompt: str,
+    options: AgentOptions,
+    session: NotebookSession,
+    namespace: dict[str, Any],
+    show: Callable[[str], None],
+) -> None:
+    """Run one prompt (after any active run of ``agent``) and show its transcript once."""
+    while agent.is_running:  # a cell queued behind a background run waits for it
+        await agent.wait_for_idle()
+    events: list[Any] = []
+
+    def record(event: Any) -> None:
+        events.append(event)
+
+    start = len(agent.state.messages)
+    unsubscribe = agent.subscribe(record)
+    previous_hook = agent.should_stop_after_turn
+    if options.max_turns is not None:
+        agent.should_stop_after_turn = _max_turns_hook(agent, options.max_turns)
+    interrupted = False
+    try:
+        await agent.prompt(prompt)
+    except asyncio.CancelledError:
+        interrupted = True
+        raise
+    finally:
+        unsubscribe()
+        agent.should_stop_after_turn = previous_hook
+        new_messages = agent.state.messages[start:]
+        session.last_events = events
+        session.last_reply = final_text(new_messages)
+        namespace[REPLY_VARIABLE] = session.last_reply
+        text = render_transcript(new_messages)
+        if interrupted:
+            text = f"{text}\n{INTERRUPTED}" if text else INTERRUPTED
+        # Plain mode: the final transcript, printed once. The non-plain path is the same text
+        # for now -- THIS is where the live panel (the panel issue) plugs in.
+        show(text)
+
+
+@dataclass
+class PreparedCell:
+    agent: Agent
+    prompt: str
+    options: AgentOptions
+    session: NotebookSession
+    namespace: dict[str, Any]
+
+
+def prepare_cell(line: str, cell: str) -> PreparedCell | None:
+    """Parse, expand and pick the agent (synchronously); None when only ``--help`` was asked.
+
+    Raises ``UsageError`` for bad options, an empty prompt, or an unusable model: nothing runs.
+    """
+    ip = _shell()
+    try:
+        options = parse_options(line)
+    except OptionsError as exc:
+        if exc.is_help:
+            print(str(exc), end="")
+            return None
+        raise UsageError(str(exc)) from None
+    namespace: dict[str, Any] = ip.user_ns
+    prompt = expand(cell, namespace).strip()
+    if not prompt:
+        raise UsageError("%%agent: empty prompt: write it in the cell body, under the %%agent line")
+    session = get_session()
+    agent = _prepare_agent(session, options, namespace)
+    if options.step:
+        print("(--step: step mode comes with the panel; running without pauses)")
+    return PreparedCell(agent, prompt, options, session, namespace)
+
+
+async def run_cell(line: str, cell: str) -> None:
+    """The ``%%agent`` runner (what the input transformer awaits)."""
+    prepared = prepare_cell(line, cell)
+    if prepared is None:
+        return
+    if prepared.options.background:
+        _launch_background(prepared, forced=False)
+        return
+    p = prepared
+    await execute(p.agent, p.prompt, p.options, p.session, p.namespace, _print)
+
+
+def _print(text: str) -> None:
+    if text:
+        print(text)
+    sys.stdout.flush()
+
+
+def _launch_background(p: PreparedCell, *, forced: bool) -> None:
+    from IPython.display import DisplayHandle, display
+
+    note = "running in the background"
+    if forced:
+        note += " (autoawait is off, so this cell cannot wait for the run)"
+    handle = display(  # type: ignore[no-untyped-call]
+        {"text/plain": f"[{note}; %agent status / steer / abort work meanwhile]"},
+        raw=True,
+        display_id=True,
+    )
+
+    def show(text: str) -> None:
+        if isinstance(handle, DisplayHandle):
+            handle.update({"text/plain": text or "[no output]"}, raw=True)  # type: ignore[no-untyped-call]
+
+    async def run() -> None:
+        try:
+            await execute(p.agent, p.prompt, p.options, p.session, p.namespace, show)
+        except asyncio.CancelledError:
+            pass
+
+    p.session.background = asyncio.ensure_future(run())
+
+
+async def wait() -> None:
+    """Wait for the background run (``await pi_notebook.notebook.wait()`` in a cell)."""
+    task = get_session().background
+    if task is not None:
+        await asyncio.shield(task)
+
+
+# -- line commands -------------------------------------------------------------------------------
+
+
+def _status(session: NotebookSession, agent: Agent) -> str:
+    model = agent.state.model
+    assistants = [m for m in agent.state.messages if isinstance(m, AssistantMessage)]
+    tokens_in = sum(m.usage.input + m.usage.cache_read + m.usage.cache_write for m in assistants)
+    tokens_out = sum(m.usage.output for m in assistants)
+    cost = sum(m.usage.cost.total for m in assistants)
+    return "\n".join(
+        [
+            f"model: {model.provider}/{model.id} (from {session.source_of(agent)})",
+            f"running: {'yes' if agent.is_running else 'no'}",
+            f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
+            f"tokens: {tokens_in} in, {tokens_out} out",
+            f"cost: ${cost:.4f}",
+            f"queued: {len(agent.steering_queue)} steering, "
+            f"{len(agent.follow_up_queue)} follow-up",
+        ]
+    )
+
+
+def line_command(line: str) -> Any:
+    """``%agent COMMAND [TEXT]``; returns a value only for ``events`` and ``last``."""
+    ip = _shell()
+    namespace: dict[str, Any] = ip.user_ns
+    command, _, rest = line.strip().partition(" ")
+    rest = rest.strip()
+    session = get_session()
+    if command in ("", "help", "-h", "--help"):
+        print(format_help(), end="")
+        return None
+    if command not in LINE_COMMANDS:
+        raise UsageError(
+            f"%agent: unknown command {command!r}; expected one of: {', '.join(LINE_COMMANDS)}"
+        )
+    if command == "last":
+        return session.last_reply
+    if command == "events":
+        return [event.model_dump() for event in session.last_events]
+    try:
+        agent = session.target(namespace)
+    except ModelError as exc:
+        raise UsageError(f"%agent: {exc}") from None
+    if command == "reset":
+        if agent.is_running:
+            raise UsageError("%agent reset: a run is active; %agent abort first")
+        agent.reset()
+        session.last_events = []
+        print("conversation reset")
+    elif command in ("steer", "followup"):
+        text = expand(rest, namespace)
+        if not text:
+            raise UsageError(f"%agent {command}: needs TEXT")
+        if command == "steer":
+            agent.steer(text)
+            print("steering message queued (delivered before the next model call)")
+        else:
+            agent.follow_up(text)
+            print("follow-up queued (delivered when the agent would otherwise stop)")
+    elif command == "abort":
+        if agent.is_running:
+            agent.abort()
+            print("abort requested")
+        else:
+            print("no run is active")
+    elif command == "status":
+        print(_status(session, agent))
+    elif command == "history":
+        print(render_transcript(agent.state.messages))
+    elif command == "model":
+        if rest:
+            try:
+                session.set_model(agent, model_from_name(rest, namespace), "%agent model")
+            except ModelError as exc:
+                raise UsageError(f"%agent model: {exc}") from None
+        model = agent.state.model
+        print(f"model: {model.provider}/{model.id} (from {session.source_of(agent)})")
+    return None
+
+
+# -- IPython wiring ------------------------------------------------------------------------------
+
+
+@magics_class
+class AgentMagics(Magics):
+    @line_cell_magic
+    def agent(self, line: str, cell: str | None = None) -> Any:
+        """%agent COMMAND (see ``%agent help``) or %%agent [options] + prompt in the body."""
+        if cell is None:
+            return line_command(line)
+        # Fallback: the input transformer did not apply (autoawait off, or called directly).
+        p = prepare_cell(line, cell)
+        if p is None:
+            return None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # plain IPython without autoawait: no loop to share, so block
+            asyncio.run(execute(p.agent, p.prompt, p.options, p.session, p.namespace, _print))
+            return None
+        _launch_background(p, forced=True)  # a loop runs but this cell cannot await it
+        return None
+
+
+def transform_agent_cell(lines: list[str]) -> list[str]:
+    """Cleanup-stage transformer: ``%%agent ...`` cell -> ``await run_cell(line, body)``."""
+    if not lines:
+        return lines
+    first = lines[0]
+    if not first.startswith("%%agent") or (len(first) > 7 and not first[7].isspace()):
+        return lines
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None or not getattr(ip, "autoawait", False):
+        return lines
+    line = first[len("%%agent") :].strip()
+    body = "".join(lines[1:])
+    call = f"__import__('pi_notebook.notebook.magic', fromlist=['_']).run_cell({line!r}, {body!r})"
+    return [f"await {call}\n"]
+
+
+def load_ipython_extension(ip: InteractiveShell) -> None:
+    ip.register_magics(AgentMagics)
+    cleanup = ip.input_transformers_cleanup
+    if transform_agent_cell not in cleanup:
+        cleanup.append(transform_agent_cell)
+
+
+def unload_ipython_extension(ip: InteractiveShell) -> None:
+    cleanup = ip.input_transformers_cleanup
+    while transform_agent_cell in cleanup:
+        cleanup.remove(transform_agent_cell)
+    for kind in ("line", "cell"):
+        ip.magics_manager.magics[kind].pop("agent", None)
+
+
+__all__ = [
+    "AgentMagics",
+    "expand",
+    "line_command",
+    "load_ipython_extension",
+    "run_cell",
+    "transform_agent_cell",
+    "unload_ipython_extension",
+    "wait",
+]

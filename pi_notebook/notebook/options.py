@@ -1,0 +1,124 @@
+"""The ``%%agent`` option parser: argparse, but it never exits the kernel and never prints.
+
+``parse_options(line)`` returns :class:`AgentOptions` or raises :class:`OptionsError` (a usage
+error, or the ``--help`` text with ``is_help=True``). This module must never run anything, touch
+the user namespace or read API keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
+
+DESCRIPTION = """\
+Run the agent on the cell body (the prompt). {name} / {expr} in the prompt are expanded from
+the notebook namespace like IPython shell commands ({{ and }} escape a brace; if an expression
+fails the prompt is sent unchanged). One default conversation persists across cells.
+The final assistant text of the last run is stored in the variable _agent_reply.
+"""
+
+EPILOG = """\
+line commands: %agent reset | steer TEXT | followup TEXT | abort | status | history | events |
+               model NAME | last | help
+model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
+OpenAI, OpenRouter) > a local Ollama on localhost:11434 > the built-in 'demo' model.
+"""
+
+
+class OptionsError(ValueError):
+    """A usage error (or the ``--help`` text when ``is_help``); the cell must not run."""
+
+    def __init__(self, message: str, *, is_help: bool = False) -> None:
+        super().__init__(message)
+        self.is_help = is_help
+
+
+@dataclass
+class AgentOptions:
+    model: str | None = None
+    system: str | None = None
+    thinking: str | None = None
+    tools: list[str] = field(default_factory=list)
+    new: bool = False
+    agent: str | None = None
+    max_turns: int | None = None
+    plain: bool = False
+    background: bool = False
+    step: bool = False
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise OptionsError(f"{self.format_usage()}%%agent: error: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise OptionsError(message or "", is_help=status == 0)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="%%agent",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        add_help=False,
+        allow_abbrev=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = parser.add_argument
+    add("-h", "--help", action="store_true", help="show this help and run nothing")
+    add("--model", metavar="NAME", help="'provider/id', a catalogue id, 'demo', or the name of "
+        "a Model (or faux provider) in the notebook namespace; kept for the conversation")
+    add("--system", metavar="TEXT", help="system prompt for the conversation")
+    add("--thinking", choices=THINKING_LEVELS, help="reasoning effort")
+    add("--tools", metavar="NAME", nargs="+", default=[],
+        help="tools (AgentTool or lists of them) by name from the notebook namespace")
+    add("--new", action="store_true", help="start a fresh conversation")
+    add("--agent", metavar="NAME", help="use (or create and store) the Agent in variable NAME "
+        "instead of the default conversation")
+    add("--max-turns", metavar="N", type=_positive, help="stop after N model turns")
+    add("--plain", action="store_true",
+        help="text rendering: the final transcript printed once (also PI_NOTEBOOK_UI=plain)")
+    add("--background", action="store_true",
+        help="schedule the run and return at once; the transcript replaces the cell's "
+        "placeholder output when done. %%agent steer/abort/status work from other cells. "
+        "Trade-off: Run All, nbval and papermill do not wait for it")
+    add("--step", action="store_true",
+        help="teaching mode: pause between steps (accepted and stored; implemented by the "
+        "panel, not yet available, so the run proceeds normally)")
+    return parser
+
+
+def format_help() -> str:
+    return build_parser().format_help()
+
+
+def parse_options(line: str) -> AgentOptions:
+    """Parse the ``%%agent`` line; raises :class:`OptionsError`."""
+    try:
+        argv = shlex.split(line)
+    except ValueError as exc:
+        raise OptionsError(f"%%agent: error: cannot parse options: {exc}") from None
+    parser = build_parser()
+    namespace = parser.parse_args(argv)
+    if namespace.help:
+        raise OptionsError(parser.format_help(), is_help=True)
+    values = vars(namespace)
+    values.pop("help")
+    return AgentOptions(**values)
+
+
+__all__ = ["THINKING_LEVELS", "AgentOptions", "OptionsError", "format_help", "parse_options"]

@@ -1,0 +1,73 @@
+"""Plain-text rendering of a transcript, for plain mode, ``%agent history`` and nbval.
+
+The output is deterministic: no timestamps, timings, ids or token counts, so a notebook run in
+plain mode gives the same text every time. This module must never print (callers decide where
+text goes) and never render anything that could hold an API key other than message contents.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "image":
+            parts.append(f"[image {block.mime_type}]")
+    return "\n".join(parts)
+
+
+def _indent(text: str) -> str:
+    return text.replace("\n", "\n    ")
+
+
+def render_message(message: Any) -> list[str]:
+    role = getattr(message, "role", None)
+    if role == "user":
+        return [f"user: {_indent(_text_of(message.content))}"]
+    if role == "toolResult":
+        flag = " (error)" if message.is_error else ""
+        return [f"tool {message.tool_name}{flag}: {_indent(_text_of(message.content))}"]
+    if role == "assistant":
+        lines: list[str] = []
+        for block in message.content:
+            kind = block.type
+            if kind == "text" and block.text:
+                lines.append(f"assistant: {_indent(block.text)}")
+            elif kind == "thinking" and block.thinking:
+                lines.append(f"assistant (thinking): {_indent(block.thinking)}")
+            elif kind == "toolCall":
+                args = json.dumps(block.arguments, ensure_ascii=False, sort_keys=True)
+                lines.append(f"assistant -> {block.name}({args})")
+        if message.stop_reason in ("error", "aborted"):
+            detail = f": {message.error_message}" if message.error_message else ""
+            lines.append(f"assistant [{message.stop_reason}]{detail}")
+        return lines
+    text = _text_of(getattr(message, "content", ""))
+    return [f"{role or 'custom'}: {_indent(text)}"] if text else []
+
+
+def render_transcript(messages: Sequence[Any]) -> str:
+    lines: list[str] = []
+    for message in messages:
+        lines.extend(render_message(message))
+    return "\n".join(lines)
+
+
+def final_text(messages: Sequence[Any]) -> str:
+    """The text of the last assistant message ('' when there is none)."""
+    for message in reversed(messages):
+        if getattr(message, "role", None) == "assistant":
+            return "".join(b.text for b in message.content if b.type == "text")
+    return ""
+
+
+__all__ = ["final_text", "render_message", "render_transcript"]

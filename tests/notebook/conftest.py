@@ -1,0 +1,118 @@
+"""Fixtures for the notebook tests: a real ipykernel driven by jupyter_client.
+
+The kernel gets a temporary IPYTHONDIR (no user config or startup files leak in), plain UI,
+no provider API keys and an unreachable PI_NOTEBOOK_MODEL override is never set, so runs
+default to models the tests script. It must never leave a kernel process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_client.manager import KernelManager
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "PI_NOTEBOOK_MODEL")
+
+
+@dataclass
+class CellResult:
+    status: str
+    stdout: str = ""
+    stderr: str = ""
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        """All text/plain output (stream, results, displays) in order."""
+        parts: list[str] = []
+        for out in self.outputs:
+            if out["type"] == "stream":
+                parts.append(out["text"])
+            elif "data" in out:
+                parts.append(str(out["data"].get("text/plain", "")))
+        return "".join(parts)
+
+
+class Kernel:
+    def __init__(self, km: KernelManager) -> None:
+        self.km = km
+        self.kc = km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+
+    def run(
+        self,
+        code: str,
+        timeout: float = 60,
+        on_output: Callable[[dict[str, Any]], None] | None = None,
+    ) -> CellResult:
+        result = CellResult(status="?")
+
+        def hook(msg: dict[str, Any]) -> None:
+            kind = msg["header"]["msg_type"]
+            content = msg["content"]
+            out: dict[str, Any] | None = None
+            if kind == "stream":
+                out = {"type": "stream", "name": content["name"], "text": content["text"]}
+                if content["name"] == "stdout":
+                    result.stdout += content["text"]
+                else:
+                    result.stderr += content["text"]
+            elif kind in ("execute_result", "display_data", "update_display_data"):
+                out = {"type": kind, "data": content["data"]}
+            elif kind == "error":
+                out = {"type": "error", **content}
+                result.error = content
+            if out is not None:
+                result.outputs.append(out)
+                if on_output is not None:
+                    on_output(out)
+
+        reply = self.kc.execute_interactive(code, timeout=timeout, output_hook=hook)
+        result.status = reply["content"]["status"]
+        if result.error is None and result.status == "error":
+            result.error = reply["content"]
+        return result
+
+    def ok(self, code: str, timeout: float = 60) -> CellResult:
+        result = self.run(code, timeout=timeout)
+        assert result.status == "ok", (result.error, result.stdout, result.stderr)
+        return result
+
+    def shutdown(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+
+def kernel_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
+    env["IPYTHONDIR"] = str(tmp / "ipython")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PI_NOTEBOOK_UI"] = "plain"
+    return env
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    tmp = tmp_path_factory.mktemp("kernel")
+    km = KernelManager(kernel_name="python3")
+    km.kernel_cmd = []  # use the spec of this interpreter
+    km.start_kernel(env=kernel_env(tmp), cwd=str(tmp), extra_arguments=[])
+    kernel = Kernel(km)
+    try:
+        kernel.ok("import sys; print(sys.executable)")
+        kernel.ok("%load_ext pi_notebook")
+        yield kernel
+    finally:
+        kernel.shutdown()
+
+
+assert sys.version_info >= (3, 11)

@@ -1,0 +1,97 @@
+"""Model resolution order and key hygiene (in-process, no kernel, no network)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pi_notebook.agent import Agent
+from pi_notebook.notebook import magic, models
+from pi_notebook.notebook.options import OptionsError, parse_options
+from pi_notebook.notebook.session import NotebookSession
+
+SECRET = "sk-test-secret-value-123"
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "PI_NOTEBOOK_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(models, "_ollama_model", lambda: None)
+
+
+def test_demo_is_the_last_resort() -> None:
+    resolved = models.resolve_default_model()
+    assert (resolved.model.provider, resolved.model.id, resolved.source) == ("demo", "demo", "demo")
+
+
+def test_env_model_beats_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.setenv("PI_NOTEBOOK_MODEL", "openai/gpt-4.1-mini")
+    resolved = models.resolve_default_model()
+    assert (resolved.model.provider, resolved.source) == ("openai", "PI_NOTEBOOK_MODEL")
+
+
+def test_key_order_anthropic_openai_openrouter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", SECRET)
+    assert models.resolve_default_model().model.provider == "openrouter"
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    assert models.resolve_default_model().model.provider == "openai"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    resolved = models.resolve_default_model()
+    assert (resolved.model.provider, resolved.source) == ("anthropic", "ANTHROPIC_API_KEY")
+
+
+def test_local_ollama_before_demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(models, "_ollama_model", lambda: "qwen2.5:7b")
+    resolved = models.resolve_default_model()
+    assert (resolved.model.provider, resolved.model.id) == ("ollama", "qwen2.5:7b")
+    models.check_api_key(resolved.model)  # keyless
+
+
+def test_missing_key_message_names_the_variable_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = models.model_from_name("anthropic/claude-sonnet-4-5")
+    with pytest.raises(models.ModelError, match="set ANTHROPIC_API_KEY"):
+        models.check_api_key(model)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    models.check_api_key(model)
+    session = NotebookSession()
+    agent = Agent(model=model)
+    session.model_source[id(agent)] = "ANTHROPIC_API_KEY"
+    assert SECRET not in magic._status(session, agent)
+
+
+def test_catalogue_id_and_bad_names() -> None:
+    assert models.model_from_name("gpt-4.1-mini").provider == "openai"
+    with pytest.raises(models.ModelError, match="unknown model"):
+        models.model_from_name("no-such-model")
+    with pytest.raises(models.ModelError, match="not a Model"):
+        models.model_from_name("x", {"x": 3})
+
+
+def test_options_parse_and_errors() -> None:
+    options = parse_options("--model demo --max-turns 3 --tools a b --thinking low --step")
+    assert (options.model, options.max_turns, options.tools) == ("demo", 3, ["a", "b"])
+    assert options.step and options.thinking == "low"
+    with pytest.raises(OptionsError) as error:
+        parse_options("--thinking extreme")
+    assert not error.value.is_help and "invalid choice" in str(error.value)
+    with pytest.raises(OptionsError) as helped:
+        parse_options("--help")
+    assert helped.value.is_help and "usage: %%agent" in str(helped.value)
+    with pytest.raises(OptionsError, match="cannot parse"):
+        parse_options('--system "unclosed')
+
+
+def test_expand_like_ipython() -> None:
+    assert magic.expand("{a} {a + 1} {{x}} $a", {"a": 1}) == "1 2 {x} $a"
+    assert magic.expand("{missing} stays", {}) == "{missing} stays"
+
+
+async def test_demo_tour_never_runs_out() -> None:
+    agent = Agent(model=models.demo_model())
+    for i in range(len(models.DEMO_TOUR) + 2):
+        await agent.prompt(f"question {i}")
+    replies = [m for m in agent.state.messages if m.role == "assistant"]
+    assert [r.stop_reason for r in replies] == ["stop"] * len(replies)
+    assert "ANTHROPIC_API_KEY" in replies[0].content[0].text  # type: ignore[union-attr]
+    assert replies[-1].content[0].text == models.DEMO_DONE  # type: ignore[union-attr]
