@@ -1,11 +1,15 @@
-"""The main job for now: a short scripted agent run on the faux model, printed as a transcript.
+"""The main job: a notebook session on the built-in ``demo`` model, then the Agent API.
 
-No API key needed: ``python -m pi_notebook.demo``.
+No API key needed: ``python -m pi_notebook.demo``. Part one runs notebook cells through
+IPython exactly as a kernel would (``%load_ext pi_notebook``, an ``%%agent`` cell, line
+commands, the reply in ``_agent_reply``) in plain mode; part two drives an ``Agent`` with a
+tool on a scripted faux model and prints the lifecycle events and the transcript.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from pi_notebook.agent import Agent, AgentTool, AgentToolResult
 from pi_notebook.ai import (
@@ -36,6 +40,30 @@ ADD = AgentTool(
     },
     execute=add,
 )
+
+
+NOTEBOOK_CELLS = [
+    "%load_ext pi_notebook",
+    "%%agent --model demo\nHello! What can you do?",
+    "%agent status",
+    "print(len(_agent_reply) > 0)",
+]
+
+
+def notebook_demo() -> bool:
+    """Run ``NOTEBOOK_CELLS`` in an in-process IPython shell; False if a cell failed."""
+    import os
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    os.environ.setdefault("PI_NOTEBOOK_UI", "plain")
+    shell: Any = InteractiveShell.instance()  # IPython's API is untyped
+    ok = True
+    for number, cell in enumerate(NOTEBOOK_CELLS, 1):
+        print(f"\nIn [{number}]: " + cell.replace("\n", "\n        "))
+        result = shell.run_cell(cell, store_history=True)
+        ok = ok and bool(result.success)
+    return ok
 
 
 async def main() -> None:
@@ -82,4 +110,10 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    import sys
+
+    print("== A notebook session on the built-in demo model")
+    notebook_ok = notebook_demo()
+    print("\n== The Agent API with a tool, on a scripted faux model")
     asyncio.run(main())
+    sys.exit(0 if notebook_ok else 1)

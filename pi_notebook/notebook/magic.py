@@ -39,7 +39,16 @@ UI_ENV = "PI_NOTEBOOK_UI"
 REPLY_VARIABLE = "_agent_reply"
 INTERRUPTED = "[interrupted: the run was cancelled and aborted; the conversation stays usable]"
 LINE_COMMANDS = (
-    "reset", "steer", "followup", "abort", "status", "history", "events", "model", "last", "help"
+    "reset",
+    "steer",
+    "followup",
+    "abort",
+    "status",
+    "history",
+    "events",
+    "model",
+    "last",
+    "help",
 )
 
 
@@ -77,8 +86,10 @@ def _resolve_tools(names: list[str], namespace: dict[str, Any]) -> list[AgentToo
         value = namespace.get(name) if name.isidentifier() else None
         if isinstance(value, AgentTool):
             tools.append(value)
-        elif isinstance(value, list | tuple) and value and all(
-            isinstance(t, AgentTool) for t in value
+        elif (
+            isinstance(value, list | tuple)
+            and value
+            and all(isinstance(t, AgentTool) for t in value)
         ):
             tools.extend(value)
         else:
@@ -292,8 +303,7 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
             f"cost: ${cost:.4f}",
-            f"queued: {len(agent.steering_queue)} steering, "
-            f"{len(agent.follow_up_queue)} follow-up",
+            f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
         ]
     )
 

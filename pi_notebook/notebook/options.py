@@ -80,25 +80,47 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("-h", "--help", action="store_true", help="show this help and run nothing")
-    add("--model", metavar="NAME", help="'provider/id', a catalogue id, 'demo', or the name of "
-        "a Model (or faux provider) in the notebook namespace; kept for the conversation")
+    add(
+        "--model",
+        metavar="NAME",
+        help="'provider/id', a catalogue id, 'demo', or the name of "
+        "a Model (or faux provider) in the notebook namespace; kept for the conversation",
+    )
     add("--system", metavar="TEXT", help="system prompt for the conversation")
     add("--thinking", choices=THINKING_LEVELS, help="reasoning effort")
-    add("--tools", metavar="NAME", nargs="+", default=[],
-        help="tools (AgentTool or lists of them) by name from the notebook namespace")
+    add(
+        "--tools",
+        metavar="NAME",
+        nargs="+",
+        default=[],
+        help="tools (AgentTool or lists of them) by name from the notebook namespace",
+    )
     add("--new", action="store_true", help="start a fresh conversation")
-    add("--agent", metavar="NAME", help="use (or create and store) the Agent in variable NAME "
-        "instead of the default conversation")
+    add(
+        "--agent",
+        metavar="NAME",
+        help="use (or create and store) the Agent in variable NAME "
+        "instead of the default conversation",
+    )
     add("--max-turns", metavar="N", type=_positive, help="stop after N model turns")
-    add("--plain", action="store_true",
-        help="text rendering: the final transcript printed once (also PI_NOTEBOOK_UI=plain)")
-    add("--background", action="store_true",
+    add(
+        "--plain",
+        action="store_true",
+        help="text rendering: the final transcript printed once (also PI_NOTEBOOK_UI=plain)",
+    )
+    add(
+        "--background",
+        action="store_true",
         help="schedule the run and return at once; the transcript replaces the cell's "
         "placeholder output when done. %%agent steer/abort/status work from other cells. "
-        "Trade-off: Run All, nbval and papermill do not wait for it")
-    add("--step", action="store_true",
+        "Trade-off: Run All, nbval and papermill do not wait for it",
+    )
+    add(
+        "--step",
+        action="store_true",
         help="teaching mode: pause between steps (accepted and stored; implemented by the "
-        "panel, not yet available, so the run proceeds normally)")
+        "panel, not yet available, so the run proceeds normally)",
+    )
     return parser
 
 

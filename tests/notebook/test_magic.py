@@ -139,8 +139,7 @@ def test_steer_mid_run_is_delivered_at_next_turn(kernel: Kernel) -> None:
     kernel.ok("gate.set()\nawait pn.wait()")
     history = kernel.ok("%agent history").stdout
     assert history == (
-        "user: Long task\nassistant: Working on it.\n"
-        "user: Change of plan\nassistant: Steered!\n"
+        "user: Long task\nassistant: Working on it.\nuser: Change of plan\nassistant: Steered!\n"
     )
     assert kernel.ok("print(_agent_reply)").stdout == "Steered!\n"
 
@@ -178,9 +177,7 @@ def test_kernel_interrupt_cancels_the_run_and_next_cell_works(kernel: Kernel) ->
     assert events == "agent_start agent_end True\n"
     after = kernel.ok("%%agent\nAgain")
     assert after.stdout == "user: Again\nassistant: After the interrupt.\n"
-    roles = kernel.ok(
-        "print([m.role for m in pn.session().default.state.messages])"
-    ).stdout
+    roles = kernel.ok("print([m.role for m in pn.session().default.state.messages])").stdout
     assert roles == "['user', 'assistant', 'user', 'assistant']\n"
 
 
@@ -234,9 +231,7 @@ def test_events_and_max_turns(kernel: Kernel) -> None:
         "%agent reset"
     )
     result = kernel.ok("%%agent --tools ADD --max-turns 1\nAdd 1 and 2")
-    assert result.stdout == (
-        'user: Add 1 and 2\nassistant -> add({"a": 1, "b": 2})\ntool add: 3\n'
-    )
+    assert result.stdout == ('user: Add 1 and 2\nassistant -> add({"a": 1, "b": 2})\ntool add: 3\n')
     assert kernel.ok("print(t.pending_response_count())").stdout == "1\n"
     types = kernel.ok("evs = %agent events\nprint([e['type'] for e in evs])").stdout
     assert types.startswith("['agent_start', 'turn_start', 'message_start', 'message_end'")

@@ -13,8 +13,18 @@ NOTEBOOK = ROOT / "notebooks" / "quickstart.ipynb"
 
 def test_quickstart_passes_strict_nbval(tmp_path: Path) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q",
-         "-o", "addopts=", str(NOTEBOOK)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-o",
+            "addopts=",
+            str(NOTEBOOK),
+        ],
         cwd=ROOT,
         env=kernel_env(tmp_path),
         capture_output=True,
