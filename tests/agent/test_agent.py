@@ -266,10 +266,16 @@ async def test_cancelling_prompt_aborts_closes_events_and_reraises(faux: FauxPro
         provider.set_responses([faux_assistant_message("word " * 400)])
         agent = Agent(model=provider.get_model())
         kinds: list[str] = []
-        agent.subscribe(lambda e: kinds.append(e.type))
+        streaming = asyncio.Event()
+
+        def record(event: Any) -> None:
+            kinds.append(event.type)
+            if kinds.count("message_update") == 3:
+                streaming.set()
+
+        agent.subscribe(record)
         task = asyncio.ensure_future(agent.prompt("stream a lot"))
-        while kinds.count("message_update") < 3:
-            await asyncio.sleep(0.001)
+        await asyncio.wait_for(streaming.wait(), 5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 5)
