@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from ._base import append_str, trusted
+from ._base import trusted
 from .abort import AbortSignal
 from .event_stream import AssistantMessageEventStream
 from .events import (
@@ -30,16 +30,15 @@ from .events import (
     DoneEvent,
     ErrorEvent,
     StartEvent,
-    TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
-    ThinkingDeltaEvent,
     ThinkingEndEvent,
     ThinkingStartEvent,
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from .partial import grow_text, grow_thinking
 from .registry import register_api_provider, unregister_api_provider
 from .types import (
     AssistantContent,
@@ -359,7 +358,7 @@ class FauxProvider:
                 content.append(TextContent(text=""))
                 kind, full = _TEXT_EVENTS, block.text
             live = content[index]
-            (start_cls, start_tag), (delta_cls, delta_tag), accumulate, _ = kind
+            (start_cls, start_tag), grow, _ = kind
             yield trusted(
                 start_cls, {"type": start_tag, "content_index": index, "partial": partial}
             )
@@ -368,12 +367,7 @@ class FauxProvider:
                 if paced and await self._pause_aborted(chunk, signal):
                     yield _aborted(partial)
                     return
-                if accumulate is not None:
-                    append_str(live, accumulate, chunk)
-                yield trusted(
-                    delta_cls,
-                    {"type": delta_tag, "content_index": index, "delta": chunk, "partial": partial},
-                )
+                yield grow(partial, index, chunk)
             if block.type == "toolCall":
                 live.arguments = block.arguments  # type: ignore[union-attr]
                 yield trusted(
@@ -386,8 +380,8 @@ class FauxProvider:
                     },
                 )
             else:
-                assert kind[3] is not None
-                end_cls, end_tag = kind[3]
+                assert kind[2] is not None
+                end_cls, end_tag = kind[2]
                 yield trusted(
                     end_cls,
                     {"type": end_tag, "content_index": index, "content": full, "partial": partial},
@@ -478,27 +472,25 @@ def _aborted(partial: AssistantMessage) -> ErrorEvent:
     return trusted(ErrorEvent, {"type": "error", "reason": "aborted", "error": message})
 
 
-# Per block kind: (start event, tag), (delta event, tag), field the deltas grow, (end event, tag).
-_KindEvents: TypeAlias = tuple[tuple[Any, str], tuple[Any, str], str | None, tuple[Any, str] | None]
-_TEXT_EVENTS: _KindEvents = (
-    (TextStartEvent, "text_start"),
-    (TextDeltaEvent, "text_delta"),
-    "text",
-    (TextEndEvent, "text_end"),
-)
+def _toolcall_delta(partial: AssistantMessage, index: int, delta: str) -> ToolCallDeltaEvent:
+    # Faux tool calls keep ``arguments == {}`` until ``toolcall_end`` (Pi does not parse them).
+    return trusted(
+        ToolCallDeltaEvent,
+        {"type": "toolcall_delta", "content_index": index, "delta": delta, "partial": partial},
+    )
+
+
+# Per block kind: (start event, tag), how one delta grows the partial, (end event, tag).
+_KindEvents: TypeAlias = tuple[
+    tuple[Any, str], Callable[[AssistantMessage, int, str], Any], tuple[Any, str] | None
+]
+_TEXT_EVENTS: _KindEvents = ((TextStartEvent, "text_start"), grow_text, (TextEndEvent, "text_end"))
 _THINKING_EVENTS: _KindEvents = (
     (ThinkingStartEvent, "thinking_start"),
-    (ThinkingDeltaEvent, "thinking_delta"),
-    "thinking",
+    grow_thinking,
     (ThinkingEndEvent, "thinking_end"),
 )
-# Faux tool calls keep ``arguments == {}`` until ``toolcall_end`` (Pi does not parse them).
-_TOOLCALL_EVENTS: _KindEvents = (
-    (ToolCallStartEvent, "toolcall_start"),
-    (ToolCallDeltaEvent, "toolcall_delta"),
-    None,
-    None,
-)
+_TOOLCALL_EVENTS: _KindEvents = ((ToolCallStartEvent, "toolcall_start"), _toolcall_delta, None)
 
 
 _registered = itertools.count(1)

@@ -17,13 +17,11 @@ import os
 import re
 from typing import Any
 
-from .._base import append_str, trusted
+from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
 from ..events import (
-    TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
-    ThinkingDeltaEvent,
     ThinkingEndEvent,
     ThinkingStartEvent,
     ToolCallDeltaEvent,
@@ -31,6 +29,7 @@ from ..events import (
     ToolCallStartEvent,
 )
 from ..json_parse import parse_json_object
+from ..partial import grow_text, grow_thinking
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -484,33 +483,9 @@ class AnthropicMessagesDecoder:
         kind = delta.get("type")
         block: Any = self.content[index]
         if kind == "text_delta" and block.type == "text":
-            text = delta.get("text") or ""
-            append_str(block, "text", text)
-            self.push(
-                trusted(
-                    TextDeltaEvent,
-                    {
-                        "type": "text_delta",
-                        "content_index": index,
-                        "delta": text,
-                        "partial": self.output,
-                    },
-                )
-            )
+            self.push(grow_text(self.output, index, delta.get("text") or ""))
         elif kind == "thinking_delta" and block.type == "thinking":
-            text = delta.get("thinking") or ""
-            append_str(block, "thinking", text)
-            self.push(
-                trusted(
-                    ThinkingDeltaEvent,
-                    {
-                        "type": "thinking_delta",
-                        "content_index": index,
-                        "delta": text,
-                        "partial": self.output,
-                    },
-                )
-            )
+            self.push(grow_thinking(self.output, index, delta.get("thinking") or ""))
         elif kind == "input_json_delta" and block.type == "toolCall":
             fragment = delta.get("partial_json") or ""
             raw = self.raw_args.pop(index, "")

@@ -17,13 +17,11 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
-from .._base import append_str, trusted
+from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
 from ..events import (
-    TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
-    ThinkingDeltaEvent,
     ThinkingEndEvent,
     ThinkingStartEvent,
     ToolCallDeltaEvent,
@@ -31,6 +29,7 @@ from ..events import (
     ToolCallStartEvent,
 )
 from ..json_parse import parse_json_object
+from ..partial import grow_text, grow_thinking
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -560,18 +559,7 @@ class OpenAICompletionsDecoder:
                     {"type": "text_start", "content_index": index, "partial": self.output},
                 )
             )
-        append_str(self.content[index], "text", text)
-        self.push(
-            trusted(
-                TextDeltaEvent,
-                {
-                    "type": "text_delta",
-                    "content_index": index,
-                    "delta": text,
-                    "partial": self.output,
-                },
-            )
-        )
+        self.push(grow_text(self.output, index, text))
 
     def _thinking(self, text: str, field_name: str) -> None:
         index = self.thinking_index
@@ -589,18 +577,7 @@ class OpenAICompletionsDecoder:
                     {"type": "thinking_start", "content_index": index, "partial": self.output},
                 )
             )
-        append_str(self.content[index], "thinking", text)
-        self.push(
-            trusted(
-                ThinkingDeltaEvent,
-                {
-                    "type": "thinking_delta",
-                    "content_index": index,
-                    "delta": text,
-                    "partial": self.output,
-                },
-            )
-        )
+        self.push(grow_thinking(self.output, index, text))
 
     def _tool_call(self, call: dict[str, Any]) -> None:
         stream_index = call.get("index")

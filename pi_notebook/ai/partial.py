@@ -1,0 +1,30 @@
+"""Growing a partial assistant message by one streamed delta, for every provider.
+
+Each function appends the delta to the block in place (amortised O(len(delta)), never a copy
+of the block, the message or the transcript) and returns the event to push. Providers call
+these on the per-token path; they never validate.
+"""
+
+from __future__ import annotations
+
+from ._base import append_str, trusted
+from .events import TextDeltaEvent, ThinkingDeltaEvent
+from .types import AssistantMessage
+
+
+def grow_text(partial: AssistantMessage, index: int, delta: str) -> TextDeltaEvent:
+    """Append ``delta`` to the text block ``partial.content[index]``."""
+    append_str(partial.content[index], "text", delta)
+    return trusted(
+        TextDeltaEvent,
+        {"type": "text_delta", "content_index": index, "delta": delta, "partial": partial},
+    )
+
+
+def grow_thinking(partial: AssistantMessage, index: int, delta: str) -> ThinkingDeltaEvent:
+    """Append ``delta`` to the thinking block ``partial.content[index]``."""
+    append_str(partial.content[index], "thinking", delta)
+    return trusted(
+        ThinkingDeltaEvent,
+        {"type": "thinking_delta", "content_index": index, "delta": delta, "partial": partial},
+    )
