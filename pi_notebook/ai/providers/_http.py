@@ -209,6 +209,16 @@ def loads(data: str) -> Any:
 # Errors
 
 
+async def apply_on_payload(body: Any, model: Model, options: StreamOptions | None) -> Any:
+    """Let ``options.on_payload`` inspect or replace the request body (None keeps it)."""
+    if options is None or options.on_payload is None:
+        return body
+    replaced = options.on_payload(body, model)
+    if inspect.isawaitable(replaced):
+        replaced = await replaced
+    return body if replaced is None else replaced
+
+
 class ProviderError(Exception):
     """A failure with a readable, already-redacted message."""
 

@@ -11,7 +11,6 @@ leave scratch state on content blocks.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import re
@@ -45,6 +44,7 @@ from ._http import (
     PreparedRequest,
     ProviderError,
     Push,
+    apply_on_payload,
     compat_value,
     error_payload_text,
     loads,
@@ -52,7 +52,7 @@ from ._http import (
     run_provider,
     sanitize_surrogates,
 )
-from .keys import requires_api_key, resolve_api_key
+from .keys import request_api_key
 
 API = "anthropic-messages"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -296,27 +296,12 @@ def build_body(model: Model, context: Context, options: StreamOptions | None) ->
 
 def _prepare(model: Model, context: Context, options: StreamOptions | None) -> Any:
     async def prepare() -> PreparedRequest:
-        key = resolve_api_key(model.provider, options.api_key if options else None)
         extra = options.headers if options is not None else None
-        has_auth = any(
-            k.lower() in ("authorization", "x-api-key") and v for k, v in (extra or {}).items()
+        explicit = options.api_key if options is not None else None
+        key = request_api_key(
+            model.provider, model.base_url, explicit, extra, ("authorization", "x-api-key")
         )
-        from .openai_completions import is_local_url
-
-        if (
-            not key
-            and requires_api_key(model.provider)
-            and not is_local_url(model.base_url)
-            and not has_auth
-        ):
-            raise ProviderError(f"No API key for provider: {model.provider}")
-        body = build_body(model, context, options)
-        if options is not None and options.on_payload is not None:
-            replaced = options.on_payload(body, model)
-            if inspect.isawaitable(replaced):
-                replaced = await replaced
-            if replaced is not None:
-                body = replaced
+        body = await apply_on_payload(build_body(model, context, options), model, options)
         base: dict[str, str] = {
             "content-type": "application/json",
             "accept": "text/event-stream",

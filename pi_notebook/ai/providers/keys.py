@@ -7,6 +7,9 @@ module must never log, print, cache in a global, or put a key into any text or r
 from __future__ import annotations
 
 import os
+from urllib.parse import urlparse
+
+from ._http import ProviderError
 
 ENV_VARS: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
@@ -50,11 +53,40 @@ def requires_api_key(provider: str) -> bool:
     return provider not in KEYLESS_PROVIDERS
 
 
+def is_local_url(base_url: str) -> bool:
+    """A server on this machine (Ollama, llama.cpp, vLLM...), which needs no key."""
+    host = (urlparse(base_url).hostname or "").lower()
+    return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".local")
+
+
+def request_api_key(
+    provider: str,
+    base_url: str,
+    explicit: str | None,
+    headers: dict[str, str | None] | None,
+    auth_headers: tuple[str, ...],
+) -> str | None:
+    """The key for one request, or None where none is needed.
+
+    Raises ``ProviderError`` (naming the provider, never a key) when the provider needs a key,
+    none was given or found in the environment, the server is not local and no header named in
+    ``auth_headers`` carries credentials.
+    """
+    key = resolve_api_key(provider, explicit)
+    if key or not requires_api_key(provider) or is_local_url(base_url):
+        return key
+    if any(k.lower() in auth_headers and v for k, v in (headers or {}).items()):
+        return key
+    raise ProviderError(f"No API key for provider: {provider}")
+
+
 __all__ = [
     "ENV_VARS",
     "KEYLESS_PROVIDERS",
     "env_var_names",
     "get_env_api_key",
+    "is_local_url",
+    "request_api_key",
     "requires_api_key",
     "resolve_api_key",
 ]

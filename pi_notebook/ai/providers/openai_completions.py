@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 from typing import Any
-from urllib.parse import urlparse
 
 from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
@@ -46,6 +45,7 @@ from ._http import (
     PreparedRequest,
     ProviderError,
     Push,
+    apply_on_payload,
     compat_value,
     error_payload_text,
     loads,
@@ -53,18 +53,13 @@ from ._http import (
     run_provider,
     sanitize_surrogates,
 )
-from .keys import requires_api_key, resolve_api_key
+from .keys import is_local_url, request_api_key
 
 API = "openai-completions"
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 # --------------------------------------------------------------------------------------------
 # Compatibility switches
-
-
-def is_local_url(base_url: str) -> bool:
-    host = (urlparse(base_url).hostname or "").lower()
-    return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".local")
 
 
 def detect_compat(model: Model) -> dict[str, Any]:
@@ -394,28 +389,12 @@ def _apply_cache_control(
             break
 
 
-def _has_auth_header(headers: dict[str, str | None] | None) -> bool:
-    return any(k.lower() == "authorization" and v for k, v in (headers or {}).items())
-
-
 def _prepare(model: Model, context: Context, options: StreamOptions | None) -> Any:
     async def prepare() -> PreparedRequest:
-        key = resolve_api_key(model.provider, options.api_key if options else None)
         extra = options.headers if options is not None else None
-        if (
-            not key
-            and requires_api_key(model.provider)
-            and not is_local_url(model.base_url)
-            and not _has_auth_header(extra)
-        ):
-            raise ProviderError(f"No API key for provider: {model.provider}")
-        body = build_body(model, context, options)
-        if options is not None and options.on_payload is not None:
-            replaced = options.on_payload(body, model)
-            if hasattr(replaced, "__await__"):
-                replaced = await replaced
-            if replaced is not None:
-                body = replaced
+        explicit = options.api_key if options is not None else None
+        key = request_api_key(model.provider, model.base_url, explicit, extra, ("authorization",))
+        body = await apply_on_payload(build_body(model, context, options), model, options)
         headers = merge_headers(
             {"content-type": "application/json", "accept": "text/event-stream"},
             {"authorization": f"Bearer {key}"} if key else None,
