@@ -22,6 +22,7 @@ from .events import AssistantMessageEvent
 from .types import AssistantMessage
 
 _NO_RESULT = "Event stream ended without a result"
+_NOTHING = object()
 
 E = TypeVar("E")
 R = TypeVar("R")
@@ -90,33 +91,22 @@ class EventStream(Generic[E, R]):
                 return queue.popleft()
             if self._done:
                 raise StopAsyncIteration
-            source = self._source
-            if source is not None:
-                if self._pulling:
-                    await self._pull()  # wait for the other task's step
-                    continue
-                # The common case: hand the source's event straight to the consumer.
-                self._pulling = True
-                try:
-                    event = await source.__anext__()
-                except StopAsyncIteration:
-                    self.end()
-                    raise
-                finally:
-                    self._pulling = False
-                    if self._pull_done is not None:
-                        self._wake_pullers()
-                if self._is_complete(event):
-                    self._done = True
-                    self._set_result(self._extract_result(event))
-                return event
+            if self._source is not None:
+                # Hand the source's event straight to the consumer, no queue in between.
+                event = await self._advance()
+                if event is not _NOTHING:
+                    return event  # type: ignore[return-value]
+                continue
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
 
     async def result(self) -> R:
         """The final value; drains a pull source if nobody iterated it."""
         while self._source is not None and not self._done:
-            await self._pull()
+            event = await self._advance()
+            if event is not _NOTHING:
+                self._queue.append(event)  # type: ignore[arg-type]  # kept for an iterator
+                self._wake()
         if self._result_value is not None:
             return self._result_value[0]
         if self._done:
@@ -127,26 +117,33 @@ class EventStream(Generic[E, R]):
 
     # -- internals ---------------------------------------------------------------------------
 
-    async def _pull(self) -> None:
-        """Advance the source by one event; concurrent callers share one advance."""
+    async def _advance(self) -> object:
+        """Step the pull source once and return its event (completion recorded).
+
+        Returns ``_NOTHING`` when the source ended, or when another task (say, one iterating
+        while this one awaits ``result()``) was already stepping it: an async generator must
+        not be re-entered, so this waits for that step and the caller looks again.
+        """
         assert self._source is not None
         if self._pulling:
-            # Another task (say, one iterating while this one awaits result()) is advancing
-            # the source: an async generator must not be re-entered, so wait for that step.
             if self._pull_done is None:
                 self._pull_done = asyncio.get_running_loop().create_future()
             await asyncio.shield(self._pull_done)
-            return
+            return _NOTHING
         self._pulling = True
         try:
             event = await self._source.__anext__()
         except StopAsyncIteration:
             self.end()
-            return
+            return _NOTHING
         finally:
             self._pulling = False
-            self._wake_pullers()
-        self.push(event)
+            if self._pull_done is not None:
+                self._wake_pullers()
+        if self._is_complete(event):
+            self._done = True
+            self._set_result(self._extract_result(event))
+        return event
 
     def _wake_pullers(self) -> None:
         waiters, self._pull_done = self._pull_done, None
