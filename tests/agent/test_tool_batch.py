@@ -71,9 +71,7 @@ async def test_parallel_batch_ends_in_completion_order_and_results_in_source_ord
 
     async def emit(event: Any) -> None:
         await log.emit(event)
-        if event.type == "tool_execution_start" and event.tool_call_id == "b":
-            # both prepared: open b first, then a once b has ended
-            pass
+        # b is released first (below); a only once b's end event has been emitted
         if event.type == "tool_execution_end" and event.tool_call_id == "b":
             gates["a"].set()
 

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import pytest
 
 from pi_notebook.agent import Agent
@@ -16,7 +22,41 @@ SECRET = "sk-test-secret-value-123"
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "PI_NOTEBOOK_MODEL"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(models, "_ollama_model", lambda: None)
+    # The real probe, aimed at a closed port on this machine: no Ollama answers.
+    monkeypatch.setattr(models, "OLLAMA_URL", f"http://127.0.0.1:{_closed_port()}")
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def fake_ollama(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A real HTTP server on 127.0.0.1 answering Ollama's ``/api/tags``."""
+
+    class Tags(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps({"models": [{"name": "qwen2.5:7b"}]}).encode()
+            self.send_response(200 if self.path == "/api/tags" else 404)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Tags)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setattr(models, "OLLAMA_URL", f"http://127.0.0.1:{server.server_port}")
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_demo_is_the_last_resort() -> None:
@@ -41,8 +81,8 @@ def test_key_order_anthropic_openai_openrouter(monkeypatch: pytest.MonkeyPatch) 
     assert (resolved.model.provider, resolved.source) == ("anthropic", "ANTHROPIC_API_KEY")
 
 
-def test_local_ollama_before_demo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(models, "_ollama_model", lambda: "qwen2.5:7b")
+@pytest.mark.usefixtures("fake_ollama")
+def test_local_ollama_before_demo() -> None:
     resolved = models.resolve_default_model()
     assert (resolved.model.provider, resolved.model.id) == ("ollama", "qwen2.5:7b")
     models.check_api_key(resolved.model)  # keyless
