@@ -115,7 +115,6 @@ class AgentState:
 class _ActiveRun:
     controller: AbortController
     idle: asyncio.Future[None]
-    task: asyncio.Future[None] | None = None
 
 
 @dataclass
@@ -385,7 +384,7 @@ class Agent:
         self.state.is_streaming = True
         self.state.streaming_message = None
         self.state.error_message = None
-        run.task = task = asyncio.ensure_future(self._drive(run, execute))
+        task = asyncio.ensure_future(self._drive(run, execute))
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
