@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 
 def camel(name: str) -> str:
@@ -32,36 +38,24 @@ class WireModel(BaseModel):
         extra="allow",
     )
 
-    def to_json_dict(self) -> dict[str, Any]:
-        """Pi's JSON shape: camelCase keys, absent optionals left out.
-
-        Unknown fields that Pi's JSON carried as ``null`` are kept as ``null``.
-        """
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        _restore_null_extras(self, data)
+    @model_serializer(mode="wrap")
+    def _keep_null_extras(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        # ``exclude_none`` is meant for our optional fields; an unknown field that Pi's JSON
+        # carried as ``null`` is data, and stays ``null`` in every dump, nested ones included.
+        data = handler(self)
+        extra = self.__pydantic_extra__
+        if extra and info.exclude_none and isinstance(data, dict):
+            for key, value in extra.items():
+                if value is None:
+                    data[key] = None
         return data
 
-
-def _restore_null_extras(model: BaseModel, data: dict[str, Any]) -> None:
-    extra = model.__pydantic_extra__
-    if extra:
-        for key, value in extra.items():
-            if value is None:
-                data[key] = None
-    for name, value in model.__dict__.items():
-        if isinstance(value, BaseModel) and isinstance(data.get(_alias(model, name)), dict):
-            _restore_null_extras(value, data[_alias(model, name)])
-        elif isinstance(value, list):
-            dumped = data.get(_alias(model, name))
-            if isinstance(dumped, list) and len(dumped) == len(value):
-                for item, item_data in zip(value, dumped, strict=True):
-                    if isinstance(item, BaseModel) and isinstance(item_data, dict):
-                        _restore_null_extras(item, item_data)
-
-
-def _alias(model: BaseModel, name: str) -> str:
-    field = type(model).model_fields.get(name)
-    return field.alias if field is not None and field.alias else name
+    def to_json_dict(self) -> dict[str, Any]:
+        """Pi's JSON shape: camelCase keys, absent optionals left out."""
+        data: dict[str, Any] = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return data
 
 
 M = TypeVar("M", bound=BaseModel)
