@@ -61,9 +61,11 @@ class WireModel(BaseModel):
 M = TypeVar("M", bound=BaseModel)
 
 _set_attr = object.__setattr__
-
-
 _new_object = object.__new__
+# BaseModel keeps its bookkeeping in slots; their descriptors' setters are the cheapest way in.
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _allows_extra: dict[type[BaseModel], bool] = {}
 
 
@@ -75,12 +77,12 @@ def trusted(cls: type[M], fields: dict[str, Any]) -> M:
     """
     obj = _new_object(cls)
     _set_attr(obj, "__dict__", fields)
-    _set_attr(obj, "__pydantic_fields_set__", set(fields))
+    _set_fields_set(obj, set(fields))
     extra = _allows_extra.get(cls)
     if extra is None:
         extra = _allows_extra[cls] = cls.model_config.get("extra") == "allow"
-    _set_attr(obj, "__pydantic_extra__", {} if extra else None)
-    _set_attr(obj, "__pydantic_private__", None)
+    _set_extra(obj, {} if extra else None)
+    _set_private(obj, None)
     return obj
 
 
@@ -102,10 +104,9 @@ def shallow_copy(obj: M) -> M:
 
     What the loop puts in ``message_update`` (Pi's ``{...partial}``): cheap enough for every token.
     """
-    cls = type(obj)
-    new = cls.__new__(cls)
-    _set_attr(new, "__dict__", dict(obj.__dict__))
-    _set_attr(new, "__pydantic_fields_set__", obj.__pydantic_fields_set__)
-    _set_attr(new, "__pydantic_extra__", obj.__pydantic_extra__)
-    _set_attr(new, "__pydantic_private__", obj.__pydantic_private__)
+    new = _new_object(type(obj))
+    _set_attr(new, "__dict__", obj.__dict__.copy())
+    _set_fields_set(new, obj.__pydantic_fields_set__)
+    _set_extra(new, obj.__pydantic_extra__)
+    _set_private(new, obj.__pydantic_private__)
     return new
