@@ -1,4 +1,4 @@
-"""``%%agent`` options in a real kernel: --agent, --new, --system, --thinking, --model, --background.
+"""``%%agent`` options in a real kernel: --agent, --new, --system, --background, bad --model.
 
 A faux response factory records what each model call saw (system prompt, thinking level, the
 number of messages), so every option is checked by its effect on the request, not on a flag.
@@ -144,8 +144,11 @@ def test_background_result_updates_its_own_output(kernel: Kernel) -> None:
         kind = msg["header"]["msg_type"]
         if kind == "display_data" and msg["parent_header"].get("msg_id") == msg_id:
             display_id = msg["content"]["transient"]["display_id"]
-        elif kind == "update_display_data" and display_id is not None:
-            if msg["content"]["transient"]["display_id"] == display_id:
-                updated = msg["content"]["data"]["text/plain"]
+        elif (
+            kind == "update_display_data"
+            and display_id is not None
+            and msg["content"]["transient"]["display_id"] == display_id
+        ):
+            updated = msg["content"]["data"]["text/plain"]
     assert updated == "user: Go\nassistant: done in background"
     kc.get_shell_msg(timeout=10)
