@@ -167,7 +167,7 @@ def _reason(exc: BaseException) -> str:
 
 def check_api_key(model: Model) -> None:
     """Raise :class:`ModelError` when ``model``'s provider needs a key that is not set."""
-    if model.api.startswith("faux") or model.api == "pi-notebook-demo":
+    if model.api.startswith(("faux", "replay-")) or model.api == "pi-notebook-demo":
         return
     providers = _providers()
     if providers is None:
