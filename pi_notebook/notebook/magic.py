@@ -30,6 +30,18 @@ from IPython.utils.text import FullEvalFormatter
 from ..agent import Agent, AgentTool
 from ..agent.types import TurnContext
 from ..ai import AbortSignal, AssistantMessage
+from ..ai.replay import check_replay
+from ..tools import (
+    BUILTIN_COLLECTIONS,
+    ApprovalMode,
+    Approver,
+    approval_hook,
+    begin_run,
+    builtin_tools,
+    current_approver,
+    refresh_tools,
+)
+from ..tools import undo as undo_tools
 from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, format_help, parse_options
 from .render import final_text, render_transcript
@@ -37,6 +49,7 @@ from .session import NotebookSession, get_session
 
 UI_ENV = "PI_NOTEBOOK_UI"
 REPLY_VARIABLE = "_agent_reply"
+PANEL_VARIABLE = "_agent_panel"
 INTERRUPTED = "[interrupted: the run was cancelled and aborted; the conversation stays usable]"
 LINE_COMMANDS = (
     "reset",
@@ -48,6 +61,7 @@ LINE_COMMANDS = (
     "events",
     "model",
     "last",
+    "undo",
     "help",
 )
 
@@ -81,9 +95,11 @@ def plain_mode(options: AgentOptions) -> bool:
 
 
 def _resolve_tools(names: list[str], namespace: dict[str, Any]) -> list[AgentTool]:
+    """Tools by name: the notebook's own variables first, then the built-in collections."""
     tools: list[AgentTool] = []
     for name in names:
         value = namespace.get(name) if name.isidentifier() else None
+        builtin = None if value is not None else builtin_tools(name, namespace)
         if isinstance(value, AgentTool):
             tools.append(value)
         elif (
@@ -92,12 +108,19 @@ def _resolve_tools(names: list[str], namespace: dict[str, Any]) -> list[AgentToo
             and all(isinstance(t, AgentTool) for t in value)
         ):
             tools.extend(value)
+        elif builtin is not None:
+            tools.extend(builtin)
         else:
             raise UsageError(
                 f"%%agent: unknown tool {name!r}: expected the name of an AgentTool "
-                "(or a list of them) in the notebook namespace"
+                "(or a list of them) in the notebook namespace, or a built-in collection "
+                f"({', '.join(BUILTIN_COLLECTIONS)}) or one of its tools"
             )
-    return tools
+    unique: dict[str, AgentTool] = {}
+    for item in tools:  # a later tool of the same name wins
+        unique.pop(item.name, None)
+        unique[item.name] = item
+    return list(unique.values())
 
 
 def _prepare_agent(
@@ -135,6 +158,8 @@ def _prepare_agent(
         agent.state.thinking_level = options.thinking  # type: ignore[assignment]
     if options.tools:
         agent.state.tools = _resolve_tools(options.tools, namespace)
+    else:  # re-running the cell that defines a @tool replaces it
+        agent.state.tools = refresh_tools(agent.state.tools)
     session.current = agent
     return agent
 
@@ -162,6 +187,30 @@ def _max_turns_hook(
     return should_stop
 
 
+def _install_tool_hooks(
+    agent: Agent, options: AgentOptions, namespace: dict[str, Any], panel: Any
+) -> Callable[[], None]:
+    """Start this run's undo step and install ``--approve``; returns what undoes the hook."""
+    begin_run(namespace)
+    if options.approve is None:
+        return lambda: None
+    previous = agent.before_tool_call
+    live = panel[0] if isinstance(panel, tuple) else panel
+    panel_approver = getattr(live, "request_approval", None)
+
+    def approver() -> Approver | None:
+        found = current_approver()
+        return found if found is not None else panel_approver
+
+    mode: ApprovalMode = "all" if options.approve == "all" else "writes"
+    agent.before_tool_call = approval_hook(mode, approver, previous)
+
+    def restore() -> None:
+        agent.before_tool_call = previous
+
+    return restore
+
+
 async def execute(
     agent: Agent,
     prompt: str,
@@ -180,9 +229,12 @@ async def execute(
 
     start = len(agent.state.messages)
     unsubscribe = agent.subscribe(record)
+    # Interactive UI: the live panel (plain mode: the transcript printed once, below).
+    panel = None if plain_mode(options) else _open_panel(agent, options, namespace)
     previous_hook = agent.should_stop_after_turn
     if options.max_turns is not None:
         agent.should_stop_after_turn = _max_turns_hook(agent, options.max_turns)
+    restore_tool_hooks = _install_tool_hooks(agent, options, namespace, panel)
     interrupted = False
     try:
         await agent.prompt(prompt)
@@ -192,6 +244,7 @@ async def execute(
     finally:
         unsubscribe()
         agent.should_stop_after_turn = previous_hook
+        restore_tool_hooks()
         new_messages = agent.state.messages[start:]
         session.last_events = events
         session.last_reply = final_text(new_messages)
@@ -199,9 +252,33 @@ async def execute(
         text = render_transcript(new_messages)
         if interrupted:
             text = f"{text}\n{INTERRUPTED}" if text else INTERRUPTED
-        # Plain mode: the final transcript, printed once. The non-plain path is the same text
-        # for now -- THIS is where the live panel (the panel issue) plugs in.
-        show(text)
+        if panel is None:
+            show(text)  # plain mode: the final transcript, printed once
+        else:
+            _close_panel(*panel, interrupted)
+    check_replay(new_messages)  # a replay that diverged from its recording fails the cell
+
+
+def _open_panel(agent: Agent, options: AgentOptions, namespace: dict[str, Any]) -> tuple[Any, Any]:
+    """Display a live :class:`AgentPanel` following ``agent``; (panel, display handle)."""
+    from IPython.display import display
+
+    from .panel import AgentPanel
+
+    panel = AgentPanel(step=options.step)
+    panel.attach(agent)
+    namespace[PANEL_VARIABLE] = panel
+    handle = display(panel, display_id=True)  # type: ignore[no-untyped-call]
+    return panel, handle
+
+
+def _close_panel(panel: Any, handle: Any, interrupted: bool) -> None:
+    """End of run: last frame and state, then the output also gets the static transcript."""
+    from IPython.display import DisplayHandle
+
+    panel.finish(note="interrupted" if interrupted else None)
+    if isinstance(handle, DisplayHandle):
+        handle.update(panel.static_bundle(), raw=True)  # type: ignore[no-untyped-call]
 
 
 @dataclass
@@ -232,8 +309,8 @@ def prepare_cell(line: str, cell: str) -> PreparedCell | None:
         raise UsageError("%%agent: empty prompt: write it in the cell body, under the %%agent line")
     session = get_session()
     agent = _prepare_agent(session, options, namespace)
-    if options.step:
-        print("(--step: step mode comes with the panel; running without pauses)")
+    if options.step and plain_mode(options):
+        print("(--step needs the panel: plain mode runs without pauses)")
     return PreparedCell(agent, prompt, options, session, namespace)
 
 
@@ -326,6 +403,11 @@ def line_command(line: str) -> Any:
         return session.last_reply
     if command == "events":
         return [event.model_dump() for event in session.last_events]
+    if command == "undo":
+        if session.current is not None and session.current.is_running:
+            raise UsageError("%agent undo: a run is active; %agent abort first")
+        print(undo_tools(namespace).text())
+        return None
     try:
         agent = session.target(namespace)
     except ModelError as exc:

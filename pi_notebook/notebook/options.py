@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
+APPROVE_MODES = ("writes", "all")
 
 DESCRIPTION = """\
 Run the agent on the cell body (the prompt). {name} / {expr} in the prompt are expanded from
@@ -23,7 +24,7 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 
 EPILOG = """\
 line commands: %agent reset | steer TEXT | followup TEXT | abort | status | history | events |
-               model NAME | last | help
+               model NAME | last | undo | help
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
 OpenAI, OpenRouter) > a local Ollama on localhost:11434 > the built-in 'demo' model.
 """
@@ -49,6 +50,7 @@ class AgentOptions:
     plain: bool = False
     background: bool = False
     step: bool = False
+    approve: str | None = None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,7 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         nargs="+",
         default=[],
-        help="tools (AgentTool or lists of them) by name from the notebook namespace",
+        help="tools by name, comma- or space-separated: AgentTools (or lists of them) in the "
+        "notebook namespace, or a built-in collection ('notebook': list_variables, "
+        "inspect_variable, run_python, set_variable) or one of its tools",
+    )
+    add(
+        "--approve",
+        choices=APPROVE_MODES,
+        help="ask before tool calls: 'writes' before a tool writes variables or runs code, "
+        "'all' before every tool (in the panel, or the approver set with "
+        "pi_notebook.tools.set_approver; with neither, such calls are refused)",
     )
     add("--new", action="store_true", help="start a fresh conversation")
     add(
@@ -118,8 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         "--step",
         action="store_true",
-        help="teaching mode: pause between steps (accepted and stored; implemented by the "
-        "panel, not yet available, so the run proceeds normally)",
+        help="teaching mode: the panel holds each agent event until you click 'Next event' "
+        "(or 'Run to end'); plain mode runs without pauses",
     )
     return parser
 
@@ -140,6 +151,7 @@ def parse_options(line: str) -> AgentOptions:
         raise OptionsError(parser.format_help(), is_help=True)
     values = vars(namespace)
     values.pop("help")
+    values["tools"] = [name for item in values["tools"] for name in item.split(",") if name]
     return AgentOptions(**values)
 
 

@@ -8,7 +8,9 @@ default to models the tests script. It must never leave a kernel process behind.
 from __future__ import annotations
 
 import os
+import queue
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +88,56 @@ class Kernel:
         result = self.run(code, timeout=timeout)
         assert result.status == "ok", (result.error, result.stdout, result.stderr)
         return result
+
+    def run_raw(
+        self,
+        code: str,
+        timeout: float = 60,
+        on_msg: Callable[[dict[str, Any]], None] | None = None,
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Execute ``code``; (reply, every iopub message until the cell's idle).
+
+        Unlike :meth:`run` it keeps iopub messages of any parent (comm messages sent while
+        handling a widget message have that message as parent); ``on_msg`` sees each one as
+        it arrives and may send comm messages (:meth:`comm_send`) meanwhile.
+        """
+        msg_id = self.kc.execute(code)
+        messages: list[dict[str, Any]] = []
+        reply: dict[str, Any] | None = None
+        idle = False
+        deadline = time.monotonic() + timeout
+        while reply is None or not idle:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"cell did not finish in {timeout}s: {code[:60]!r}")
+            if not idle:
+                try:
+                    msg = self.kc.get_iopub_msg(timeout=0.05)
+                except queue.Empty:
+                    msg = None
+                if msg is not None:
+                    messages.append(msg)
+                    if on_msg is not None:
+                        on_msg(msg)
+                    if (
+                        msg["header"]["msg_type"] == "status"
+                        and msg["parent_header"].get("msg_id") == msg_id
+                        and msg["content"]["execution_state"] == "idle"
+                    ):
+                        idle = True
+            if reply is None:
+                try:
+                    shell = self.kc.get_shell_msg(timeout=0 if not idle else 0.05)
+                except queue.Empty:
+                    shell = None
+                if shell is not None and shell["parent_header"].get("msg_id") == msg_id:
+                    reply = shell
+        return reply, messages
+
+    def comm_send(self, comm_id: str, content: dict[str, Any]) -> None:
+        """Send a widget custom message to comm ``comm_id``, as a front end does."""
+        data = {"method": "custom", "content": content}
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.kc.shell_channel.send(msg)
 
     def shutdown(self) -> None:
         self.kc.stop_channels()

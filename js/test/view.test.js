@@ -1,0 +1,296 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { JSDOM } from "jsdom";
+import { mountPanel } from "../view.js";
+import { PAYLOADS } from "./payloads.js";
+
+function setup() {
+  const dom = new JSDOM(`<div id="host"></div>`);
+  const doc = dom.window.document;
+  const sent = [];
+  const view = mountPanel(doc.getElementById("host"), { send: (m) => sent.push(m), tick: false });
+  return { dom, doc, sent, view };
+}
+
+function state(overrides = {}) {
+  return {
+    v: 1,
+    status: {
+      state: "streaming", model: "faux/faux-1", turn: 1, tokens_in: 10, tokens_out: 5,
+      cost: 0.0012, elapsed_ms: 1500, error: null, note: null,
+    },
+    messages: [{ role: "user", text: "Hi", images: [] }],
+    tools: {},
+    lifecycle: [
+      { id: 0, parent: null, kind: "run", label: "Agent Run", detail: "", start: 0, end: null, updates: 0 },
+      { id: 1, parent: 0, kind: "turn", label: "Turn 1", detail: "", start: 1, end: null, updates: 0 },
+    ],
+    queue: [],
+    step: { enabled: false, held: null, count: 0 },
+    approvals: [],
+    ...overrides,
+  };
+}
+
+const frame = (seq, ops) => ({ type: "deltas", seq, ops });
+
+test("the DOM contract: status line, transcript, controls", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  const root = doc.querySelector(".pi-panel");
+  assert.equal(root.getAttribute("data-state"), "streaming");
+  assert.equal(doc.querySelector(".pi-status .pi-model").textContent, "faux/faux-1");
+  assert.equal(doc.querySelector(".pi-turn").textContent, "turn 1");
+  assert.equal(doc.querySelector(".pi-tokens").textContent, "10 in / 5 out");
+  assert.equal(doc.querySelector(".pi-cost").textContent, "$0.0012");
+  assert.equal(doc.querySelector(".pi-elapsed").textContent, "1.5s");
+  assert.equal(doc.querySelector('.pi-message[data-role="user"] .pi-text').textContent, "Hi");
+  for (const sel of ["textarea.pi-input", "button.pi-steer", "button.pi-followup", "button.pi-abort", ".pi-queue", "button.pi-clear-queue", ".pi-lifecycle"]) {
+    assert.ok(doc.querySelector(sel), sel);
+  }
+  assert.equal(doc.querySelectorAll('.pi-lifecycle .pi-node[data-kind="run"] .pi-node[data-kind="turn"]').length, 1);
+  assert.equal(doc.querySelector(".pi-step").hidden, true, "step controls only in step mode");
+});
+
+test("streamed deltas update text, thinking and a tool card in place", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  view.receive(frame(1, [
+    ["p", ["messages"], { role: "assistant", blocks: [], stop_reason: null, error: null }],
+    ["p", ["messages", 1, "blocks"], { type: "thinking", text: "" }],
+    ["a", ["messages", 1, "blocks", 0, "text"], "hmm"],
+    ["p", ["messages", 1, "blocks"], { type: "text", text: "" }],
+    ["a", ["messages", 1, "blocks", 1, "text"], "Hello **wor"],
+  ]));
+  const text = doc.querySelector('.pi-message[data-role="assistant"] .pi-text');
+  assert.equal(text.innerHTML, "<p>Hello **wor</p>");
+  view.receive(frame(2, [["a", ["messages", 1, "blocks", 1, "text"], "ld**"]]));
+  assert.equal(doc.querySelector('.pi-message[data-role="assistant"] .pi-text').innerHTML, "<p>Hello <strong>world</strong></p>");
+  assert.equal(doc.querySelector("details.pi-thinking").textContent, "thinkinghmm");
+  view.receive(frame(3, [
+    ["p", ["messages", 1, "blocks"], { type: "toolCall", id: "t1", name: "add" }],
+    ["s", ["tools", "t1"], { id: "t1", name: "add", args_text: "", status: "pending", start: null, duration_ms: null, result_text: "", images: [], is_error: false, diff: null }],
+    ["a", ["tools", "t1", "args_text"], '{"a": 1'],
+  ]));
+  let card = doc.querySelector('.pi-tool-card[data-tool-call-id="t1"]');
+  assert.equal(card.getAttribute("data-status"), "pending");
+  assert.equal(card.querySelector(".pi-tool-args").textContent, '{"a": 1');
+  view.receive(frame(4, [
+    ["a", ["tools", "t1", "args_text"], ', "b": 2}'],
+    ["s", ["tools", "t1", "status"], "done"],
+    ["s", ["tools", "t1", "duration_ms"], 250],
+    ["s", ["tools", "t1", "result_text"], "3"],
+    ["s", ["tools", "t1", "images"], [{ mime: "image/png", data: "iVBORw0KGgo=" }]],
+    ["s", ["tools", "t1", "diff"], { created: ["x"], changed: [], deleted: [] }],
+  ]));
+  card = doc.querySelector('.pi-tool-card[data-tool-call-id="t1"]');
+  assert.equal(card.getAttribute("data-status"), "done");
+  assert.equal(card.querySelector(".pi-tool-name").textContent, "add");
+  assert.equal(card.querySelector(".pi-tool-args").textContent, '{"a": 1, "b": 2}');
+  assert.equal(card.querySelector(".pi-tool-duration").textContent, "0.3s");
+  assert.equal(card.querySelector(".pi-tool-result pre").textContent, "3");
+  assert.equal(card.querySelector(".pi-tool-result img").getAttribute("src"), "data:image/png;base64,iVBORw0KGgo=");
+  assert.match(card.querySelector(".pi-tool-diff").textContent, /created: x/);
+});
+
+test("a lost frame makes the view ask for a resync, and the snapshot repairs it", () => {
+  const { doc, sent, view } = setup();
+  view.receive({ type: "snapshot", seq: 5, ...state() });
+  view.receive(frame(7, [["s", ["status", "turn"], 7]]));
+  assert.deepEqual(sent, [{ type: "resync" }]);
+  assert.equal(doc.querySelector(".pi-turn").textContent, "turn 1");
+  view.receive({ type: "snapshot", seq: 7, ...state({ status: { ...state().status, turn: 7 } }) });
+  assert.equal(doc.querySelector(".pi-turn").textContent, "turn 7");
+});
+
+test("model text, tool arguments and tool results cannot inject markup", () => {
+  const { doc, view } = setup();
+  const tools = {};
+  const blocks = [];
+  PAYLOADS.forEach((payload, i) => {
+    blocks.push({ type: "text", text: payload }, { type: "toolCall", id: `t${i}"><img src=x onerror=alert(1)>`, name: payload });
+    tools[`t${i}"><img src=x onerror=alert(1)>`] = {
+      id: `t${i}`, name: payload, args_text: payload, status: "done", start: 0, duration_ms: 1,
+      result_text: payload, images: [{ mime: "image/svg+xml", data: "PHN2Zz4=" }, { mime: "image/png", data: '"><script>' }],
+      is_error: false, diff: { created: [payload], changed: [], deleted: [] },
+    };
+  });
+  view.receive({
+    type: "snapshot", seq: 0,
+    ...state({
+      messages: [
+        { role: "user", text: PAYLOADS.join("\n"), images: [] },
+        { role: "assistant", blocks, stop_reason: "error", error: PAYLOADS[1] },
+        { role: "toolResult", tool_call_id: "t0", tool_name: PAYLOADS[0], text: PAYLOADS.join("\n"), images: [], is_error: true },
+      ],
+      tools,
+      queue: [{ kind: "steer", text: PAYLOADS[1] }],
+      approvals: [{ tool_call_id: PAYLOADS[2], tool_name: PAYLOADS[0], summary: PAYLOADS[1], args_text: PAYLOADS[3] }],
+    }),
+  });
+  const root = doc.querySelector(".pi-panel");
+  assert.equal(root.querySelectorAll("script, iframe, style, svg").length, 0);
+  for (const node of root.querySelectorAll("*")) {
+    for (const attr of node.attributes) {
+      assert.ok(!/^on/i.test(attr.name), `${node.tagName} has ${attr.name}`);
+      if (attr.name === "href") assert.match(attr.value, /^(https?:\/\/|mailto:)/i);
+      if (attr.name === "src") assert.match(attr.value, /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]*$/);
+    }
+  }
+  assert.equal(root.querySelectorAll("img").length, 0, "the svg and the bad png data are refused");
+  assert.equal(doc.querySelectorAll(".pi-tool-card").length, PAYLOADS.length);
+});
+
+test("controls send the contract's messages; Enter steers and Escape aborts", () => {
+  const { dom, doc, sent, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  const input = doc.querySelector(".pi-input");
+  input.value = "  go left ";
+  doc.querySelector(".pi-steer").click();
+  input.value = "and then";
+  doc.querySelector(".pi-followup").click();
+  doc.querySelector(".pi-steer").click(); // empty input: nothing sent
+  doc.querySelector(".pi-abort").click();
+  doc.querySelector(".pi-clear-queue").click();
+  input.value = "by keyboard";
+  input.dispatchEvent(new dom.window.KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+  input.value = "multi";
+  input.dispatchEvent(new dom.window.KeyboardEvent("keydown", { key: "Enter", shiftKey: true, bubbles: true }));
+  doc.querySelector(".pi-panel").dispatchEvent(new dom.window.KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+  assert.deepEqual(sent, [
+    { type: "steer", text: "go left" },
+    { type: "followup", text: "and then" },
+    { type: "abort" },
+    { type: "clear_queue" },
+    { type: "steer", text: "by keyboard" },
+    { type: "abort" },
+  ]);
+  assert.equal(input.value, "multi", "Shift+Enter keeps typing");
+});
+
+test("queue items and clearing", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  assert.equal(doc.querySelector(".pi-queue-box").hidden, true);
+  view.receive(frame(1, [["s", ["queue"], [{ kind: "steer", text: "a" }, { kind: "followup", text: "b" }]]]));
+  const items = [...doc.querySelectorAll(".pi-queue-item")].map((li) => li.textContent);
+  assert.deepEqual(items, ["steer: a", "follow-up: b"]);
+  view.receive(frame(2, [["s", ["queue"], []]]));
+  assert.equal(doc.querySelectorAll(".pi-queue-item").length, 0);
+});
+
+test("step mode shows the held event and Next / Run to end", () => {
+  const { doc, sent, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state({ step: { enabled: true, held: null, count: 0 } }) });
+  assert.equal(doc.querySelector(".pi-step").hidden, false);
+  view.receive(frame(1, [["s", ["step", "held"], "turn_start"], ["s", ["step", "count"], 1]]));
+  assert.equal(doc.querySelector(".pi-step-event").textContent, "turn_start");
+  doc.querySelector(".pi-next").click();
+  doc.querySelector(".pi-run-to-end").click();
+  assert.deepEqual(sent, [{ type: "next" }, { type: "run_to_end" }]);
+  view.receive(frame(2, [["s", ["status", "state"], "done"]]));
+  assert.equal(doc.querySelector(".pi-step").hidden, true);
+  assert.equal(doc.querySelector(".pi-steer").disabled, true, "controls are off after the run");
+});
+
+test("approvals: Approve and Deny answer with the tool call id", () => {
+  const { doc, sent, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state({ approvals: [{ tool_call_id: "c1", tool_name: "run_python", summary: "3 lines", args_text: "{}" }] }) });
+  const card = doc.querySelector('.pi-approval[data-tool-call-id="c1"]');
+  card.querySelector(".pi-approve").click();
+  card.querySelector(".pi-deny").click();
+  assert.deepEqual(sent, [
+    { type: "approval", tool_call_id: "c1", approved: true },
+    { type: "approval", tool_call_id: "c1", approved: false },
+  ]);
+});
+
+test("an open thinking block stays open while text streams in", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state({ messages: [{ role: "assistant", blocks: [{ type: "thinking", text: "a" }], stop_reason: null, error: null }] }) });
+  const details = doc.querySelector("details.pi-thinking");
+  details.open = true;
+  details.dispatchEvent(new doc.defaultView.Event("toggle"));
+  view.receive(frame(1, [["p", ["messages", 0, "blocks"], { type: "text", text: "b" }]]));
+  assert.equal(doc.querySelector("details.pi-thinking").open, true);
+});
+
+test("a tool result shown in its card is collapsed in the transcript", () => {
+  const { doc, view } = setup();
+  const card = { id: "c1", name: "add", args_text: "{}", status: "done", start: 0, duration_ms: 5, result_text: "3", images: [], is_error: false, diff: null };
+  view.receive({
+    type: "snapshot", seq: 0,
+    ...state({
+      messages: [
+        { role: "assistant", blocks: [{ type: "toolCall", id: "c1", name: "add" }], stop_reason: "toolUse", error: null },
+        { role: "toolResult", tool_call_id: "c1", tool_name: "add", text: "3", images: [], is_error: false },
+        { role: "toolResult", tool_call_id: "other", tool_name: "x", text: "orphan", images: [], is_error: true },
+      ],
+      tools: { c1: card },
+    }),
+  });
+  const [covered, orphan] = doc.querySelectorAll('.pi-message[data-role="toolResult"]');
+  assert.equal(covered.querySelector("details.pi-result-details").open, false);
+  assert.equal(covered.querySelector(".pi-result-text").textContent, "3");
+  assert.equal(orphan.querySelector("details"), null);
+  assert.equal(orphan.querySelector(".pi-result-text").textContent, "orphan");
+});
+
+test("messages pushed in one frame keep their order even when only a later one is updated", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  const assistant = { role: "assistant", blocks: [], stop_reason: null, error: null };
+  view.receive(frame(1, [
+    ["p", ["messages"], { role: "toolResult", tool_call_id: "a", tool_name: "add", text: "sum=3", images: [], is_error: false }],
+    ["p", ["messages"], assistant],
+    ["p", ["messages", 2, "blocks"], { type: "text", text: "" }],
+    ["a", ["messages", 2, "blocks", 0, "text"], "One"],
+    ["s", ["messages", 2, "stop_reason"], "stop"],
+  ]));
+  view.receive(frame(2, [["a", ["messages", 2, "blocks", 0, "text"], " approved."]]));
+  const nodes = [...doc.querySelectorAll(".pi-transcript > .pi-message")];
+  assert.deepEqual(nodes.map((n) => n.getAttribute("data-index")), ["0", "1", "2"]);
+  assert.deepEqual(nodes.map((n) => n.getAttribute("data-role")), ["user", "toolResult", "assistant"]);
+  assert.equal(nodes[2].querySelector(".pi-text").textContent, "One approved.");
+});
+
+test("after any frame sequence the DOM equals a fresh render of the same state", () => {
+  // Replays a realistic op stream frame by frame and compares against a view built from the
+  // final state in one go (the snapshot path).
+  const live = setup();
+  const fresh = setup();
+  live.view.receive({ type: "snapshot", seq: 0, ...state() });
+  const ops = [
+    ["p", ["messages"], { role: "assistant", blocks: [], stop_reason: null, error: null }],
+    ["p", ["messages", 1, "blocks"], { type: "toolCall", id: "c1", name: "add" }],
+    ["s", ["tools", "c1"], { id: "c1", name: "add", args_text: "", status: "pending", start: null, duration_ms: null, result_text: "", images: [], is_error: false, diff: null }],
+    ["a", ["tools", "c1", "args_text"], "{\"a\": 1}"],
+    ["s", ["messages", 1, "stop_reason"], "toolUse"],
+    ["s", ["tools", "c1", "status"], "running"],
+    ["s", ["tools", "c1", "status"], "done"],
+    ["s", ["tools", "c1", "result_text"], "1"],
+    ["p", ["messages"], { role: "toolResult", tool_call_id: "c1", tool_name: "add", text: "1", images: [], is_error: false }],
+    ["p", ["messages"], { role: "assistant", blocks: [], stop_reason: null, error: null }],
+    ["p", ["messages", 3, "blocks"], { type: "text", text: "" }],
+    ["a", ["messages", 3, "blocks", 0, "text"], "Done "],
+    ["a", ["messages", 3, "blocks", 0, "text"], "**now**"],
+    ["s", ["messages", 3, "stop_reason"], "stop"],
+    ["s", ["status", "state"], "done"],
+  ];
+  for (const size of [1, 2, 3, 5, 15]) {
+    const a = setup();
+    a.view.receive({ type: "snapshot", seq: 0, ...state() });
+    let seq = 0;
+    for (let i = 0; i < ops.length; i += size) {
+      a.view.receive(frame(++seq, structuredClone(ops.slice(i, i + size)))); // as if from JSON
+    }
+    fresh.view.adopt(a.view.receiver.state);
+    assert.equal(
+      a.doc.querySelector(".pi-transcript").innerHTML,
+      fresh.doc.querySelector(".pi-transcript").innerHTML,
+      `frames of ${size} ops`,
+    );
+    a.view.destroy();
+  }
+  live.view.destroy();
+});

@@ -1,0 +1,431 @@
+// The panel's DOM (the contract in /work/coord/PANEL_CONTRACT.md). mountPanel(el, {send})
+// builds the view, follows snapshots and delta frames through a Receiver, and turns the
+// controls into messages for the kernel. All model and tool text is either rendered by the
+// escape-first Markdown renderer or set as textContent; images only for raster data URLs.
+
+import { renderMarkdown } from "./markdown.js";
+import { Receiver } from "./deltas.js";
+
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+const PREVIEW_CHARS = 600;
+const LIVE = new Set(["streaming", "running-tools"]);
+const FINAL = new Set(["done", "aborted", "error"]);
+
+function h(doc, tag, cls, attrs = {}) {
+  const node = doc.createElement(tag);
+  if (cls) node.className = cls;
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  return node;
+}
+
+export function safeImage(doc, image) {
+  if (!image || !IMAGE_TYPES.has(image.mime) || typeof image.data !== "string") return null;
+  if (!BASE64.test(image.data)) return null;
+  const img = h(doc, "img", "pi-image", { alt: "tool image" });
+  img.src = `data:${image.mime};base64,${image.data}`;
+  return img;
+}
+
+function formatElapsed(ms) {
+  const s = Math.max(0, ms) / 1000;
+  return s < 60 ? `${s.toFixed(1)}s` : `${Math.floor(s / 60)}m${Math.round(s % 60)}s`;
+}
+
+function preview(text) {
+  return text.length <= PREVIEW_CHARS ? text : text.slice(0, PREVIEW_CHARS) + " …";
+}
+
+export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {}) {
+  const doc = el.ownerDocument;
+  const receiver = new Receiver();
+  const openDetails = new Map(); // key -> open? (survives re-rendering)
+  let elapsedBase = 0;
+  let elapsedAt = now();
+
+  const root = h(doc, "div", "pi-panel", { "data-state": "idle", tabindex: "0" });
+  const status = h(doc, "div", "pi-status");
+  const parts = {};
+  for (const name of ["model", "state-label", "turn", "tokens", "cost", "elapsed"]) {
+    parts[name] = h(doc, "span", `pi-${name}`);
+    status.append(parts[name]);
+  }
+  const note = h(doc, "span", "pi-note");
+  const error = h(doc, "span", "pi-error");
+  status.append(note, error);
+  const transcript = h(doc, "div", "pi-transcript");
+  const approvals = h(doc, "div", "pi-approvals");
+  const stepBox = h(doc, "div", "pi-step");
+  const stepEvent = h(doc, "span", "pi-step-event");
+  const next = h(doc, "button", "pi-next", { type: "button" });
+  next.textContent = "Next event";
+  const runToEnd = h(doc, "button", "pi-run-to-end", { type: "button" });
+  runToEnd.textContent = "Run to end";
+  stepBox.append("Step mode — held: ", stepEvent, next, runToEnd);
+  stepBox.hidden = true;
+  const controls = h(doc, "div", "pi-controls");
+  const input = h(doc, "textarea", "pi-input", {
+    rows: "1",
+    placeholder: "Steer or follow up… (Enter steers, Esc aborts)",
+  });
+  const steer = h(doc, "button", "pi-steer", { type: "button" });
+  steer.textContent = "Steer";
+  const followup = h(doc, "button", "pi-followup", { type: "button" });
+  followup.textContent = "Follow-up";
+  const abort = h(doc, "button", "pi-abort", { type: "button" });
+  abort.textContent = "Abort";
+  controls.append(input, steer, followup, abort);
+  const queueBox = h(doc, "div", "pi-queue-box");
+  const queue = h(doc, "ul", "pi-queue");
+  const clearQueue = h(doc, "button", "pi-clear-queue", { type: "button" });
+  clearQueue.textContent = "Clear queue";
+  queueBox.append(queue, clearQueue);
+  const lifecycleBox = h(doc, "details", "pi-lifecycle-box");
+  const lifecycleSummary = h(doc, "summary");
+  lifecycleSummary.textContent = "Lifecycle";
+  const lifecycle = h(doc, "div", "pi-lifecycle");
+  lifecycleBox.append(lifecycleSummary, lifecycle);
+  root.append(status, transcript, approvals, stepBox, controls, queueBox, lifecycleBox);
+  el.append(root);
+
+  // -- controls --------------------------------------------------------------------------
+  const submit = (type) => {
+    const text = input.value.trim();
+    if (!text) return;
+    send({ type, text });
+    input.value = "";
+  };
+  steer.addEventListener("click", () => submit("steer"));
+  followup.addEventListener("click", () => submit("followup"));
+  abort.addEventListener("click", () => send({ type: "abort" }));
+  clearQueue.addEventListener("click", () => send({ type: "clear_queue" }));
+  next.addEventListener("click", () => send({ type: "next" }));
+  runToEnd.addEventListener("click", () => send({ type: "run_to_end" }));
+  root.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      send({ type: "abort" });
+    } else if (event.key === "Enter" && !event.shiftKey && event.target === input) {
+      event.preventDefault();
+      submit("steer");
+    }
+  });
+  approvals.addEventListener("click", (event) => {
+    const button = event.target.closest("button");
+    const card = button && button.closest(".pi-approval");
+    if (!card) return;
+    const approved = button.classList.contains("pi-approve");
+    if (!approved && !button.classList.contains("pi-deny")) return;
+    send({ type: "approval", tool_call_id: card.getAttribute("data-tool-call-id"), approved });
+  });
+
+  // -- rendering -------------------------------------------------------------------------
+  const details = (key, cls, summaryText) => {
+    const node = h(doc, "details", cls);
+    const summary = h(doc, "summary");
+    summary.textContent = summaryText;
+    node.append(summary);
+    if (openDetails.get(key)) node.open = true;
+    node.addEventListener("toggle", () => openDetails.set(key, node.open));
+    return node;
+  };
+
+  const renderStatus = () => {
+    const s = receiver.state.status;
+    root.setAttribute("data-state", s.state);
+    parts.model.textContent = s.model;
+    parts["state-label"].textContent = s.state;
+    parts.turn.textContent = `turn ${s.turn}`;
+    parts.tokens.textContent = `${s.tokens_in} in / ${s.tokens_out} out`;
+    parts.cost.textContent = `$${Number(s.cost).toFixed(4)}`;
+    elapsedBase = s.elapsed_ms;
+    elapsedAt = now();
+    parts.elapsed.textContent = formatElapsed(elapsedBase);
+    note.textContent = s.note ? ` — ${s.note}` : "";
+    error.textContent = s.error ? ` — ${s.error}` : "";
+    const finished = FINAL.has(s.state);
+    for (const control of [steer, followup, abort, input]) control.disabled = finished;
+  };
+
+  const renderCard = (id) => {
+    const card = receiver.state.tools[id];
+    const node = h(doc, "div", "pi-tool-card", {
+      "data-tool-call-id": id,
+      "data-status": card ? card.status : "pending",
+    });
+    if (!card) return node;
+    const head = h(doc, "div", "pi-tool-head");
+    const name = h(doc, "span", "pi-tool-name");
+    name.textContent = card.name;
+    const state = h(doc, "span", "pi-tool-status");
+    state.textContent = card.status;
+    const duration = h(doc, "span", "pi-tool-duration");
+    duration.textContent = card.duration_ms == null ? "" : formatElapsed(card.duration_ms);
+    head.append(name, state, duration);
+    const args = h(doc, "pre", "pi-tool-args");
+    args.textContent = card.args_text;
+    const result = h(doc, "div", "pi-tool-result");
+    if (card.result_text) {
+      const text = h(doc, "pre", "pi-tool-preview");
+      text.textContent = preview(card.result_text);
+      result.append(text);
+    }
+    for (const image of card.images || []) {
+      const img = safeImage(doc, image);
+      if (img) result.append(img);
+    }
+    node.append(head, args, result);
+    if (card.result_text && card.result_text.length > PREVIEW_CHARS) {
+      const more = details(`tool:${id}`, "pi-tool-details", "details");
+      const full = h(doc, "pre");
+      full.textContent = card.result_text;
+      more.append(full);
+      node.append(more);
+    }
+    if (card.diff) {
+      const diff = h(doc, "div", "pi-tool-diff");
+      const bits = ["created", "changed", "deleted"]
+        .filter((k) => card.diff[k] && card.diff[k].length)
+        .map((k) => `${k}: ${card.diff[k].join(", ")}`);
+      diff.textContent = bits.length ? `namespace — ${bits.join("; ")}` : "namespace unchanged";
+      node.append(diff);
+    }
+    return node;
+  };
+
+  const renderBlock = (index, j, block) => {
+    if (block.type === "text") {
+      const node = h(doc, "div", "pi-text", { "data-block": j });
+      node.innerHTML = renderMarkdown(block.text);
+      return node;
+    }
+    if (block.type === "thinking") {
+      const node = details(`thinking:${index}:${j}`, "pi-thinking", "thinking");
+      node.setAttribute("data-block", j);
+      const body = h(doc, "div", "pi-thinking-text");
+      body.innerHTML = renderMarkdown(block.text);
+      node.append(body);
+      return node;
+    }
+    if (block.type === "toolCall") return renderCard(block.id);
+    return h(doc, "div");
+  };
+
+  const renderMessage = (index) => {
+    const entry = receiver.state.messages[index];
+    const node = h(doc, "div", "pi-message", { "data-role": entry.role, "data-index": index });
+    if (entry.role === "assistant") {
+      entry.blocks.forEach((block, j) => node.append(renderBlock(index, j, block)));
+      if (entry.error || entry.stop_reason === "aborted") {
+        const line = h(doc, "div", "pi-message-error");
+        line.textContent = `[${entry.stop_reason || "error"}]${entry.error ? " " + entry.error : ""}`;
+        node.append(line);
+      }
+    } else {
+      const label = h(doc, "span", "pi-role");
+      label.textContent =
+        entry.role === "toolResult"
+          ? `${entry.tool_name}${entry.is_error ? " (error)" : ""} →`
+          : entry.role === "user"
+            ? "user"
+            : entry.custom_role || "custom";
+      node.append(label);
+      if (entry.role === "toolResult" && receiver.state.tools[entry.tool_call_id]) {
+        // Its tool card above already shows the result: keep the message, collapsed.
+        const more = details(`result:${index}`, "pi-result-details", "result (shown in the card)");
+        const text = h(doc, "pre", "pi-result-text");
+        text.textContent = entry.text || "";
+        more.append(text);
+        node.append(more);
+      } else if (entry.role === "toolResult") {
+        const text = h(doc, "pre", "pi-result-text");
+        text.textContent = preview(entry.text || "");
+        node.append(text);
+      } else {
+        const text = h(doc, "div", "pi-text");
+        text.innerHTML = renderMarkdown(entry.text || "");
+        node.append(text);
+      }
+      for (const image of entry.images || []) {
+        const img = safeImage(doc, image);
+        if (img) node.append(img);
+      }
+    }
+    return node;
+  };
+
+  const messageNode = (index) => transcript.querySelector(`:scope > .pi-message[data-index="${index}"]`);
+
+  // Appends the nodes of messages that have none yet, in transcript order.
+  const appendNewMessages = () => {
+    for (let i = transcript.children.length; i < receiver.state.messages.length; i++) {
+      transcript.append(renderMessage(i));
+    }
+  };
+
+  const updateMessage = (index) => {
+    const old = messageNode(index);
+    if (old) old.replaceWith(renderMessage(index));
+    else appendNewMessages();
+  };
+
+  const updateBlock = (index, j) => {
+    const old = messageNode(index);
+    const block = receiver.state.messages[index]?.blocks?.[j];
+    const target = old && old.querySelector(`:scope > [data-block="${j}"]`);
+    if (!old || !block || !target) return updateMessage(index);
+    if (block.type === "text") target.innerHTML = renderMarkdown(block.text);
+    else if (block.type === "thinking")
+      target.querySelector(".pi-thinking-text").innerHTML = renderMarkdown(block.text);
+    else updateMessage(index);
+  };
+
+  const updateCard = (id) => {
+    for (const old of root.querySelectorAll(`.pi-tool-card[data-tool-call-id="${CSS_escape(id)}"]`)) {
+      old.replaceWith(renderCard(id));
+    }
+  };
+
+  const renderTranscript = () => {
+    transcript.replaceChildren();
+    receiver.state.messages.forEach((_, i) => transcript.append(renderMessage(i)));
+  };
+
+  const renderLifecycle = () => {
+    const nodes = receiver.state.lifecycle;
+    const children = new Map();
+    for (const node of nodes) {
+      const key = node.parent == null ? -1 : node.parent;
+      if (!children.has(key)) children.set(key, []);
+      children.get(key).push(node);
+    }
+    const build = (node) => {
+      const item = details(`node:${node.id}`, "pi-node", "");
+      item.setAttribute("data-kind", node.kind);
+      const end = node.end == null ? "…" : `${(node.end / 1000).toFixed(3)}s`;
+      const extra = node.detail ? ` (${node.detail})` : "";
+      const updates = node.updates ? `, ${node.updates} updates` : "";
+      item.querySelector("summary").textContent =
+        `${node.label}${extra} ${(node.start / 1000).toFixed(3)}s → ${end}${updates}`;
+      for (const child of children.get(node.id) || []) item.append(build(child));
+      if (!openDetails.has(`node:${node.id}`)) item.open = node.kind !== "message";
+      return item;
+    };
+    lifecycle.replaceChildren(...(children.get(-1) || []).map(build));
+  };
+
+  const renderQueue = () => {
+    const items = receiver.state.queue || [];
+    queue.replaceChildren(
+      ...items.map((item) => {
+        const li = h(doc, "li", "pi-queue-item", { "data-kind": item.kind });
+        li.textContent = `${item.kind === "steer" ? "steer" : "follow-up"}: ${item.text}`;
+        return li;
+      }),
+    );
+    queueBox.hidden = items.length === 0;
+  };
+
+  const renderStep = () => {
+    const step = receiver.state.step || {};
+    stepBox.hidden = !step.enabled || FINAL.has(receiver.state.status.state);
+    stepEvent.textContent = step.held || "—";
+    next.disabled = !step.held;
+  };
+
+  const renderApprovals = () => {
+    approvals.replaceChildren(
+      ...(receiver.state.approvals || []).map((card) => {
+        const node = h(doc, "div", "pi-approval", { "data-tool-call-id": card.tool_call_id });
+        const text = h(doc, "div", "pi-approval-summary");
+        text.textContent = `Run ${card.tool_name}? ${card.summary}`;
+        const args = h(doc, "pre", "pi-approval-args");
+        args.textContent = card.args_text || "";
+        const yes = h(doc, "button", "pi-approve", { type: "button" });
+        yes.textContent = "Approve";
+        const no = h(doc, "button", "pi-deny", { type: "button" });
+        no.textContent = "Deny";
+        node.append(text, args, yes, no);
+        return node;
+      }),
+    );
+  };
+
+  const renderAll = () => {
+    renderStatus();
+    renderTranscript();
+    renderLifecycle();
+    renderQueue();
+    renderStep();
+    renderApprovals();
+  };
+
+  const renderChanges = (paths) => {
+    const sections = new Set();
+    const messages = new Set();
+    const blocks = new Map();
+    const cards = new Set();
+    let newMessages = false;
+    for (const path of paths) {
+      const [head, a, b, c] = path;
+      if (head === "messages") {
+        if (path.length === 1) newMessages = true;
+        else if (b === "blocks" && path.length === 5) blocks.set(`${a}:${c}`, [a, c]);
+        else messages.add(a);
+      } else if (head === "tools") {
+        cards.add(a);
+      } else sections.add(head);
+    }
+    if (sections.has("status")) {
+      renderStatus();
+      renderStep();
+    }
+    // New messages first (in order), so an update never meets a message without its node.
+    const known = transcript.children.length;
+    if (newMessages) appendNewMessages();
+    for (const index of messages) if (index < known) updateMessage(index);
+    for (const [index, j] of blocks.values()) {
+      if (index < known && !messages.has(index)) updateBlock(index, j);
+    }
+    for (const id of cards) updateCard(id);
+    if (sections.has("lifecycle")) renderLifecycle();
+    if (sections.has("queue")) renderQueue();
+    if (sections.has("step")) renderStep();
+    if (sections.has("approvals")) renderApprovals();
+  };
+
+  const timer = tick
+    ? setInterval(() => {
+        if (receiver.state && LIVE.has(receiver.state.status.state)) {
+          parts.elapsed.textContent = formatElapsed(elapsedBase + (now() - elapsedAt));
+        }
+      }, 250)
+    : null;
+
+  return {
+    root,
+    receiver,
+    get seq() {
+      return receiver.seq;
+    },
+    adopt(state) {
+      receiver.adopt(state);
+      renderAll();
+    },
+    receive(message) {
+      const { changed, resync } = receiver.receive(message);
+      if (resync) send({ type: "resync" });
+      if (changed === "all") renderAll();
+      else if (changed) renderChanges(changed);
+      return { changed, resync };
+    },
+    destroy() {
+      if (timer !== null) clearInterval(timer);
+      root.remove();
+    },
+  };
+}
+
+function CSS_escape(value) {
+  return String(value).replace(/["\\]/g, "\\$&");
+}

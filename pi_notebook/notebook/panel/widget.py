@@ -1,0 +1,298 @@
+"""``AgentPanel``: the anywidget that shows a run live and steers it.
+
+The kernel side keeps the run's state (:class:`~.state.PanelState`), streams it to views as
+numbered delta frames (:class:`~.transport.Transport`, at most ~30 a second) after each view's
+``hello``, and syncs the whole state into the ``state`` trait at a low rate and at the end of
+the run (reloads, second views and saved notebooks show the final state). Control messages
+from the front end (abort, steer, follow-up, queue clearing, step, approvals) may arrive on
+another thread (comms can be dispatched on kernel subshells), so the handler only hands them to
+the agent's loop with ``call_soon_threadsafe``. The listener attached to the agent is
+synchronous on the per-token path and returns an awaitable only to hold an event in step mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets
+
+from ...agent.events import AGENT_EVENT_TYPES
+from ...ai import AbortSignal
+from ..render import render_transcript
+from .assets import frontend
+from .state import PanelState
+from .static import render_static_html
+from .step import StepGate
+from .transport import DEFAULT_RATE, Transport
+
+if TYPE_CHECKING:
+    from ...agent import Agent
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: Least seconds between syncs of the full state into the ``state`` trait during a run (at a
+#: turn's end; views follow the deltas meanwhile, so this only serves a notebook saved mid-run).
+STATE_INTERVAL = 30.0
+_ESM, _CSS = frontend()
+_STRUCTURAL = frozenset(("message_start", "message_end", "turn_end", "agent_end"))
+
+
+_active: AgentPanel | None = None
+
+
+def active_panel() -> AgentPanel | None:
+    """The panel following a run right now (attached, not finished), or None."""
+    return _active
+
+
+class AgentPanel(anywidget.AnyWidget):
+    """Live view and controls of one agent run (see the module docstring)."""
+
+    _esm = _ESM
+    _css = _CSS
+    state = traitlets.Dict().tag(sync=True)
+
+    def __init__(
+        self,
+        *,
+        model: str = "",
+        step: bool = False,
+        step_events: Collection[str] = AGENT_EVENT_TYPES,
+        rate: float = DEFAULT_RATE,
+        state_interval: float = STATE_INTERVAL,
+        measure: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._agent: Agent | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self.transport = Transport(self._send_message, rate=rate, measure=measure)
+        self._state = PanelState(self.transport, model=model, step=step)
+        self._step = StepGate(enabled=step, events=step_events, on_hold=self._on_hold)
+        self._state_interval = state_interval
+        self._last_sync = time.monotonic()
+        self._approvals: dict[str, tuple[dict[str, Any], asyncio.Future[bool]]] = {}
+        self._messages: list[Any] = []
+        self.finished = False
+        super().__init__(state=self._state_for_sync(), **kwargs)
+        self.on_msg(self._on_custom_msg)
+
+    def __repr__(self) -> str:
+        return "<pi_notebook agent panel>"
+
+    # -- data ------------------------------------------------------------------------------
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The run's events as data: dicts with ``type`` and ``t`` (ms since the start)."""
+        return list(self._state.events)
+
+    @property
+    def snapshot(self) -> dict[str, Any]:
+        """The current full state (a copy), as a snapshot would carry it."""
+        data: dict[str, Any] = json.loads(json.dumps(self._state.materialize()))
+        return data
+
+    @property
+    def step_held(self) -> str | None:
+        """The type of the event step mode is holding, or None."""
+        return self._step.held
+
+    # -- wiring ----------------------------------------------------------------------------
+
+    def attach(self, agent: Agent) -> Callable[[], None]:
+        """Follow ``agent``'s events (call on its loop); returns the unsubscriber."""
+        global _active
+        _active = self
+        self._agent = agent
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+        self.transport.loop = self._loop
+        model = agent.state.model
+        self._state.data["status"]["model"] = f"{model.provider}/{model.id}"
+        self._unsubscribe = agent.subscribe(self._listener)
+        return self.detach
+
+    def detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _listener(self, event: Any, signal: AbortSignal) -> Awaitable[None] | None:
+        self._state.apply(event)
+        kind = event.type
+        if kind in _STRUCTURAL:
+            if kind == "message_start" or kind == "agent_end":
+                self._refresh_queue()
+            if kind == "message_end":
+                self._messages.append(event.message)
+            if kind == "agent_end":
+                self.transport.flush()
+            elif kind == "turn_end" and time.monotonic() - self._last_sync >= self._state_interval:
+                self._sync_state()
+        if self._step.should_hold(kind) and not signal.aborted:
+            self.transport.flush()
+            return self._step.hold(kind, signal)
+        return None
+
+    def finish(self, note: str | None = None) -> None:
+        """End of the run: last frame, full state into the trait, step gate open."""
+        global _active
+        if _active is self:
+            _active = None
+        if note is not None:
+            self._state.set_note(note)
+        self._step.run_to_end()
+        self.transport.close()
+        self.detach()
+        for _, future in self._approvals.values():
+            if not future.done():
+                future.set_result(False)
+        self.finished = True
+        self._sync_state()
+
+    def static_bundle(self) -> dict[str, Any]:
+        """The display bundle after the run: the widget view, sanitised HTML and text."""
+        bundle: dict[str, Any] = {
+            "text/html": render_static_html(self._state.materialize()),
+            "text/plain": render_transcript(self._messages) or repr(self),
+        }
+        mime = self._repr_mimebundle_()
+        data = mime[0] if isinstance(mime, tuple) else mime
+        if isinstance(data, dict) and WIDGET_MIME in data:
+            bundle[WIDGET_MIME] = data[WIDGET_MIME]
+        return bundle
+
+    def _state_for_sync(self) -> dict[str, Any]:
+        state = self.snapshot
+        state["seq"] = self.transport.seq
+        state["finished"] = self.finished
+        return state
+
+    def _sync_state(self) -> None:
+        self._last_sync = time.monotonic()
+        self.state = self._state_for_sync()
+
+    def _send_message(self, message: dict[str, Any]) -> None:
+        self.send(message)
+
+    # -- control messages ------------------------------------------------------------------
+
+    def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """Runs on whatever thread the comm message arrived on: hand over, do nothing else."""
+        if not isinstance(content, dict):
+            return
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.handle_message, content)
+        else:
+            self.handle_message(content)
+
+    def handle_message(self, content: dict[str, Any]) -> None:
+        """Act on one front-end message (on the agent's loop thread)."""
+        kind = content.get("type")
+        agent = self._agent
+        running = agent is not None and agent.is_running and not self.finished
+        if kind in ("hello", "resync"):
+            self.transport.flush()
+            known = content.get("seq")
+            if kind == "hello" and self.finished and known == self.transport.seq:
+                return  # a view of the finished run that already has its final synced state
+            self.transport.snapshot(self._state.materialize())
+        elif kind == "abort":
+            if running and agent is not None:
+                self._step.run_to_end()
+                agent.abort()
+                self._state.set_note("abort requested")
+            else:
+                self._state.set_note("no run is active")
+        elif kind in ("steer", "followup"):
+            text = str(content.get("text", "")).strip()
+            if not text:
+                self._state.set_note(f"{kind}: type a message first")
+            elif not running or agent is None:
+                self._state.set_note("no run is active: write a new %%agent cell")
+            else:
+                if kind == "steer":
+                    agent.steer(text)
+                else:
+                    agent.follow_up(text)
+                self._state.set_note(None)
+                self._refresh_queue()
+        elif kind == "clear_queue":
+            if agent is not None:
+                agent.clear_all_queues()
+            self._refresh_queue()
+        elif kind == "next":
+            self._step.next()
+        elif kind == "run_to_end":
+            self._step.run_to_end()
+        elif kind == "approval":
+            self._resolve_approval(str(content.get("tool_call_id", "")), content.get("approved"))
+        self.transport.flush()
+
+    def _refresh_queue(self) -> None:
+        agent = self._agent
+        if agent is None:
+            return
+        items = [{"kind": "steer", "text": _message_text(m)} for m in agent.steering_queue] + [
+            {"kind": "followup", "text": _message_text(m)} for m in agent.follow_up_queue
+        ]
+        self._state.set_queue(items)
+
+    def _on_hold(self, event_type: str | None) -> None:
+        self._state.set_held(event_type)
+        self.transport.flush()
+
+    # -- approvals (used by the tools' approver) -------------------------------------------
+
+    async def request_approval(self, request: Any, signal: AbortSignal | None = None) -> bool:
+        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool] = loop.create_future()
+        card = {
+            "tool_call_id": request.tool_call_id,
+            "tool_name": request.tool_name,
+            "summary": request.summary,
+            "args_text": json.dumps(request.args, indent=2, default=str, sort_keys=True),
+        }
+        self._approvals[request.tool_call_id] = (card, future)
+        self._publish_approvals()
+
+        def deny() -> None:
+            if not future.done():
+                future.set_result(False)
+
+        remove = signal.add_listener(deny) if signal is not None else None
+        try:
+            return await future
+        finally:
+            if remove is not None:
+                remove()
+            self._approvals.pop(request.tool_call_id, None)
+            self._publish_approvals()
+
+    def _resolve_approval(self, tool_call_id: str, approved: Any) -> None:
+        entry = self._approvals.get(tool_call_id)
+        if entry is not None and not entry[1].done():
+            entry[1].set_result(approved is True)
+
+    def _publish_approvals(self) -> None:
+        self._state.set_approvals([card for card, _ in self._approvals.values()])
+        self.transport.flush()
+
+
+def _message_text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(getattr(b, "text", "") for b in content if getattr(b, "type", "") == "text")
+
+
+__all__ = ["WIDGET_MIME", "AgentPanel", "active_panel"]

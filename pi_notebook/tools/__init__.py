@@ -1,0 +1,92 @@
+"""pi_notebook.tools — tools made from Python functions, and the built-in notebook tools.
+
+- :func:`tool` (``@tool``): an ``AgentTool`` from a typed Python function.
+- :func:`notebook_tools`: ``list_variables``, ``inspect_variable``, ``run_python``,
+  ``set_variable`` on the notebook namespace (``%%agent --tools notebook``).
+- :func:`undo` / ``%agent undo``: put back the variables the agent's last run wrote;
+  :func:`protect`: names the agent may not write.
+- Approvals: :class:`ApprovalRequest`, :data:`Approver`, :func:`set_approver`,
+  :func:`approval_hook` (``%%agent --approve writes|all``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..agent.types import AgentTool
+from .approval import (
+    APPROVAL_MODES,
+    DENIED,
+    ApprovalMode,
+    ApprovalRequest,
+    Approver,
+    approval_hook,
+    current_approver,
+    set_approver,
+    set_panel_approver,
+    writes_namespace,
+)
+from .function_tool import is_function_tool, refresh_tools, tool
+from .journal import UndoReport
+from .notebook import (
+    NOTEBOOK_TOOL_NAMES,
+    ToolError,
+    Workspace,
+    begin_run,
+    notebook_tools,
+    protect,
+    undo,
+    unprotect,
+    workspace,
+)
+from .results import to_result
+from .summary import summarize
+
+BUILTIN_COLLECTIONS: dict[str, Callable[[dict[str, Any] | None], list[AgentTool]]] = {
+    "notebook": lambda namespace: notebook_tools(namespace),
+}
+"""Tool collections ``%%agent --tools`` knows by name (after the notebook's own variables)."""
+
+
+def builtin_tools(name: str, namespace: dict[str, Any] | None = None) -> list[AgentTool] | None:
+    """A built-in collection, or one tool of one, by name; ``None`` if there is none."""
+    collection = BUILTIN_COLLECTIONS.get(name)
+    if collection is not None:
+        return collection(namespace)
+    for make in BUILTIN_COLLECTIONS.values():
+        for item in make(namespace):
+            if item.name == name:
+                return [item]
+    return None
+
+
+__all__ = [
+    "APPROVAL_MODES",
+    "BUILTIN_COLLECTIONS",
+    "DENIED",
+    "NOTEBOOK_TOOL_NAMES",
+    "ApprovalMode",
+    "ApprovalRequest",
+    "Approver",
+    "ToolError",
+    "UndoReport",
+    "Workspace",
+    "approval_hook",
+    "begin_run",
+    "builtin_tools",
+    "current_approver",
+    "is_function_tool",
+    "notebook_tools",
+    "protect",
+    "refresh_tools",
+    "set_approver",
+    "set_panel_approver",
+    "summarize",
+    "to_result",
+    "tool",
+    "undo",
+    "unprotect",
+    "workspace",
+    "writes_namespace",
+]

@@ -1,0 +1,153 @@
+"""Asking a person before the agent writes notebook variables or runs code.
+
+:class:`ApprovalRequest` is what an approver sees; an :data:`Approver` answers it (``True``
+approves). :func:`approval_hook` builds the ``before_tool_call`` hook the ``%%agent --approve``
+option installs: in ``"writes"`` mode it asks before tools that write the namespace or run code,
+in ``"all"`` mode before every tool. The approver comes from :func:`current_approver`: one set
+with :func:`set_approver` (programmatic, e.g. tests or a custom UI) wins over the live panel's
+(registered by the panel with :func:`set_panel_approver`). With neither, a call that needs an
+approval is refused with a reason that says why. A denial is the error result
+``"denied by user"``.
+
+This module must never block the event loop while waiting for an answer and never approve on
+its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from ..agent.types import AgentTool, BeforeToolCallContext, BeforeToolCallResult
+from ..ai import AbortSignal
+
+ApprovalMode: TypeAlias = Literal["writes", "all"]
+APPROVAL_MODES: tuple[ApprovalMode, ...] = ("writes", "all")
+DENIED = "denied by user"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One tool call waiting for a yes or no."""
+
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    summary: str
+    """One human line, e.g. ``"run_python: 3 lines of code"``."""
+
+
+Approver: TypeAlias = Callable[[ApprovalRequest, AbortSignal | None], Awaitable[bool]]
+ApproverGetter: TypeAlias = Callable[[], Approver | None]
+
+_programmatic: Approver | None = None
+_panel: Approver | None = None
+
+
+def set_approver(approver: Approver | None) -> None:
+    """Answer approvals with ``approver`` (``None`` removes it); it wins over the panel."""
+    global _programmatic
+    _programmatic = approver
+
+
+def set_panel_approver(approver: Approver | None) -> None:
+    """For the panel: register the live panel's ``request_approval`` (``None`` when it closes)."""
+    global _panel
+    _panel = approver
+
+
+def current_approver() -> Approver | None:
+    """The approver in force: the programmatic one, else the live panel's, else ``None``."""
+    return _programmatic if _programmatic is not None else _panel
+
+
+def writes_namespace(tool: AgentTool) -> bool:
+    """Whether ``tool`` writes notebook variables or runs code (marked on its ``execute``)."""
+    return bool(getattr(tool.execute, "writes_namespace", False))
+
+
+def summarize(tool_name: str, args: dict[str, Any]) -> str:
+    """One human line describing a call, e.g. ``run_python: 3 lines of code``."""
+    if tool_name == "run_python" and isinstance(args.get("code"), str):
+        lines = len(args["code"].strip().splitlines()) or 1
+        first = args["code"].strip().splitlines()[0] if args["code"].strip() else ""
+        first = first if len(first) <= 60 else first[:57] + "..."
+        return f"run_python: {lines} line{'s' if lines != 1 else ''} of code ({first})"
+    if tool_name == "set_variable" and "name" in args:
+        expression = str(args.get("expression", ""))
+        expression = expression if len(expression) <= 60 else expression[:57] + "..."
+        return f"set_variable: {args['name']} = {expression}"
+    parts = ", ".join(f"{key}={_short(value)}" for key, value in args.items())
+    return f"{tool_name}({parts})"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def no_approver_reason(mode: ApprovalMode) -> str:
+    return (
+        f"approval required (--approve {mode}) but no approver is available: there is no "
+        "live panel (plain mode) and none was set with pi_notebook.tools.set_approver(); "
+        "the call was not run"
+    )
+
+
+def approval_hook(
+    mode: ApprovalMode,
+    approver_getter: ApproverGetter = current_approver,
+    previous: Callable[..., Any] | None = None,
+) -> Callable[[BeforeToolCallContext, AbortSignal | None], Awaitable[Any]]:
+    """A ``before_tool_call`` hook asking ``approver_getter()`` before the calls ``mode`` covers.
+
+    ``previous`` (an existing hook) runs first; if it blocks, nobody is asked.
+    """
+    if mode not in APPROVAL_MODES:
+        raise ValueError(f"approval mode must be one of {APPROVAL_MODES}, got {mode!r}")
+
+    async def before_tool_call(context: BeforeToolCallContext, signal: AbortSignal | None) -> Any:
+        if previous is not None:
+            decision = previous(context, signal)
+            if isinstance(decision, Awaitable):
+                decision = await decision
+            blocked = (
+                decision.get("block", False)
+                if isinstance(decision, dict)
+                else getattr(decision, "block", False)
+            )
+            if blocked:
+                return decision
+        call = context.tool_call
+        tool = next((t for t in context.context.tools if t.name == call.name), None)
+        if mode == "writes" and (tool is None or not writes_namespace(tool)):
+            return None
+        approver = approver_getter()
+        if approver is None:
+            return BeforeToolCallResult(block=True, reason=no_approver_reason(mode))
+        args = dict(call.arguments) if isinstance(call.arguments, dict) else {}
+        request = ApprovalRequest(call.id, call.name, args, summarize(call.name, args))
+        approved = await approver(request, signal)
+        if approved is not True:
+            return BeforeToolCallResult(block=True, reason=DENIED)
+        return None
+
+    return before_tool_call
+
+
+__all__ = [
+    "APPROVAL_MODES",
+    "DENIED",
+    "ApprovalMode",
+    "ApprovalRequest",
+    "Approver",
+    "ApproverGetter",
+    "approval_hook",
+    "current_approver",
+    "no_approver_reason",
+    "set_approver",
+    "set_panel_approver",
+    "summarize",
+    "writes_namespace",
+]

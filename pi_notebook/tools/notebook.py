@@ -1,0 +1,541 @@
+"""The built-in notebook tools and the workspace they share: one per notebook namespace.
+
+:class:`Workspace` binds a namespace (the kernel's ``user_ns``, or any dict in tests) to its
+:class:`~.namespace.Guard` (what is visible, what is protected) and its
+:class:`~.journal.UndoJournal`. :func:`notebook_tools` returns ``list_variables``,
+``inspect_variable``, ``run_python`` and ``set_variable``. Every write goes through
+:meth:`Workspace.run`: protected names are refused before the code runs (and put back if the
+code rebinds one dynamically), the names the code mentions are snapshotted so in-place changes
+are seen and can be undone, and the result carries a ``namespace_diff``.
+
+This module never imports IPython unless no namespace was given, and never prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agent.types import AgentTool, AgentToolResult, ToolUpdate
+from ..ai import AbortSignal, TextContent
+from .execution import DEFAULT_OUTPUT_CHARS, RunOutcome, run_code
+from .journal import ABSENT, DEFAULT_LIMIT_BYTES, Snapshot, UndoJournal, UndoReport, deep_size
+from .namespace import (
+    Guard,
+    NamespaceDiff,
+    bound_names,
+    check_identifier,
+    diff,
+    is_agent_object,
+    loaded_names,
+    refusal_text,
+)
+from .summary import DEFAULT_MAX_CHARS, bounded, short_facts, short_repr, summarize
+
+NOTEBOOK_TOOL_NAMES = ("list_variables", "inspect_variable", "run_python", "set_variable")
+_SKIP_SNAPSHOT: tuple[type, ...] = (int, float, complex, str, bytes, bool, type(None), range)
+_SKIP_SNAPSHOT += (frozenset, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+"""Values that cannot change in place (or that a snapshot would not help with)."""
+
+
+class ToolError(Exception):
+    """A tool failure whose text is the error result the model sees."""
+
+
+def _ipython_namespace() -> tuple[dict[str, Any], Callable[[], Iterable[str]]]:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        raise ToolError(
+            "no notebook namespace: not running in IPython; pass namespace= to notebook_tools()"
+        )
+    hidden: dict[str, Any] = shell.user_ns_hidden
+    namespace: dict[str, Any] = shell.user_ns
+    return namespace, lambda: hidden.keys()
+
+
+def _nothing() -> Iterable[str]:
+    return ()
+
+
+@dataclass
+class WriteResult:
+    outcome: RunOutcome
+    diff: NamespaceDiff
+    notes: list[str] = field(default_factory=list)
+    refused: bool = False
+    """The code rebound a protected name (it was put back): the call is an error."""
+
+
+class Workspace:
+    """A namespace, what protects it and the journal of the agent's writes to it."""
+
+    def __init__(
+        self,
+        namespace: dict[str, Any],
+        *,
+        hidden: Callable[[], Iterable[str]] = _nothing,
+        protected: Iterable[str] = (),
+        undo_limit_bytes: int = DEFAULT_LIMIT_BYTES,
+    ) -> None:
+        self.namespace = namespace
+        self.guard = Guard(hidden=hidden, protected=set(protected))
+        self.journal = UndoJournal(undo_limit_bytes)
+        self.unverified: dict[str, str] = {}
+        """Names that may have changed in place in this run, with why no copy was kept."""
+
+    # -- the run boundary ------------------------------------------------------------------
+
+    def begin_run(self) -> None:
+        """A new agent run: ``undo`` will go back to the namespace as it is now."""
+        self.journal.begin_run()
+        self.unverified = {}
+
+    def undo(self) -> UndoReport:
+        """Restore what the last run wrote (as far as the journal could keep it)."""
+        report = self.journal.undo(self.namespace)
+        for name, reason in self.unverified.items():
+            if name not in report.restored and name not in report.not_restored:
+                report.not_restored[name] = f"it may have been changed in place; {reason}"
+        self.unverified = {}
+        return report
+
+    def protect(self, *names: str) -> None:
+        self.guard.protected.update(names)
+
+    def unprotect(self, *names: str) -> None:
+        self.guard.protected.difference_update(names)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def variables(self) -> dict[str, Any]:
+        """The user's variables (no modules, private names, IPython's or the agent's objects)."""
+        return {
+            name: value
+            for name, value in list(self.namespace.items())
+            if self.guard.is_visible(name, value) and not is_agent_object(value)
+        }
+
+    def lookup(self, path: str) -> Any:
+        """A variable, or an attribute path below one (``df.columns``)."""
+        root, *attributes = path.strip().split(".")
+        if (
+            not root.isidentifier()
+            or root not in self.namespace
+            or self.guard.is_ipython_name(root)
+        ):
+            raise ToolError(f"no variable named {root!r}; list_variables shows what exists")
+        value = self.namespace[root]
+        for i, attribute in enumerate(attributes):
+            if not attribute.isidentifier():
+                raise ToolError(f"{path!r}: {attribute!r} is not an attribute name")
+            try:
+                value = getattr(value, attribute)
+            except Exception as exc:
+                where = ".".join([root, *attributes[:i]])
+                raise ToolError(f"{where} has no attribute {attribute!r} ({exc})") from None
+        return value
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _trackable(self, name: str) -> bool:
+        return not self.guard.is_ipython_name(name)
+
+    async def run(
+        self,
+        code: str,
+        signal: AbortSignal | None,
+        *,
+        output_chars: int = DEFAULT_OUTPUT_CHARS,
+        grace: float = 1.0,
+    ) -> WriteResult:
+        """Run ``code`` in the namespace, guarded, diffed and journaled (see the module doc)."""
+        try:
+            tree = ast.parse(code, "<run_python>", "exec")
+        except SyntaxError as exc:
+            raise ToolError(f"SyntaxError: {exc.msg} (line {exc.lineno})") from None
+        ns = self.namespace
+        refused = self.guard.refusals(bound_names(tree, imports=False), ns)
+        if refused:
+            raise ToolError(refusal_text(refused))
+        before = {name: value for name, value in ns.items() if self._trackable(name)}
+        snapshots = self._snapshots(loaded_names(tree) | bound_names(tree), before)
+        try:
+            outcome = await run_code(code, ns, signal, output_chars=output_chars, grace=grace)
+        except SyntaxError as exc:
+            raise ToolError(f"SyntaxError: {exc.msg} (line {exc.lineno})") from None
+        return self._settle(before, snapshots, outcome)
+
+    def _snapshots(self, names: set[str], before: dict[str, Any]) -> dict[str, Snapshot]:
+        snapshots: dict[str, Snapshot] = {}
+        for name in sorted(names):
+            if name not in before:
+                continue
+            value = before[name]
+            if isinstance(value, _SKIP_SNAPSHOT) or is_agent_object(value):
+                continue
+            snapshots[name] = self.journal.snapshot(name, value)
+        return snapshots
+
+    def _settle(
+        self, before: dict[str, Any], snapshots: dict[str, Snapshot], outcome: RunOutcome
+    ) -> WriteResult:
+        ns = self.namespace
+        after = {name: value for name, value in ns.items() if self._trackable(name)}
+        mutated = {
+            name
+            for name, snap in snapshots.items()
+            if name in after and after[name] is snap.original and snap.changed_in_place(after[name])
+        }
+        changes = diff(before, after, mutated)
+        notes: list[str] = []
+        # Protected names rebound at run time (globals()[...] and the like) are put back.
+        violations = {}
+        for name in [*changes.created, *changes.changed, *changes.deleted]:
+            reason = self.guard.protection(name, before if name in before else {})
+            if reason is not None and name not in mutated:
+                violations[name] = reason
+                if name in before:
+                    ns[name] = before[name]
+                else:
+                    ns.pop(name, None)
+        if violations:
+            changes = diff(before, {k: v for k, v in ns.items() if self._trackable(k)}, mutated)
+            notes.append(f"{refusal_text(violations)}; put back as they were")
+        for name in changes.created:
+            self.journal.keep(name, ABSENT)
+        for name in changes.deleted:
+            self.journal.keep(name, before[name])
+        for name in changes.changed:
+            if after.get(name) is before[name] and name in snapshots:
+                self.journal.keep_snapshot(snapshots[name])
+            else:
+                self.journal.keep(name, before[name])
+        unchecked = {
+            name: snap.reason
+            for name, snap in snapshots.items()
+            if snap.reason is not None and name in after and after[name] is before[name]
+        }
+        for name, reason in unchecked.items():
+            if not self.journal.has(name):
+                self.unverified.setdefault(name, reason)
+        if unchecked:
+            listed = ", ".join(f"{name} ({reason})" for name, reason in sorted(unchecked.items()))
+            notes.append(f"not checked for in-place changes (no copy kept): {listed}")
+        return WriteResult(outcome, changes, notes, refused=bool(violations))
+
+
+# -- workspaces per namespace --------------------------------------------------------------------
+
+_workspaces: dict[int, Workspace] = {}
+
+
+def _shell_hidden(namespace: dict[str, Any]) -> Callable[[], Iterable[str]]:
+    """IPython's hidden names when ``namespace`` is the running shell's ``user_ns``."""
+    if "IPython" not in sys.modules:
+        return _nothing
+    try:
+        shell_ns, hidden = _ipython_namespace()
+    except ToolError:
+        return _nothing
+    return hidden if shell_ns is namespace else _nothing
+
+
+def workspace(namespace: dict[str, Any] | None = None) -> Workspace:
+    """The workspace of ``namespace`` (default: the running IPython shell's ``user_ns``)."""
+    if namespace is None:
+        namespace, _ = _ipython_namespace()
+    found = _workspaces.get(id(namespace))
+    if found is None or found.namespace is not namespace:
+        found = Workspace(namespace, hidden=_shell_hidden(namespace))
+        _workspaces[id(namespace)] = found
+    return found
+
+
+def begin_run(namespace: dict[str, Any] | None = None) -> None:
+    """Start a new undo step (the magic calls this at the start of every ``%%agent`` run)."""
+    workspace(namespace).begin_run()
+
+
+def undo(namespace: dict[str, Any] | None = None) -> UndoReport:
+    """Restore the variables the agent's last run wrote; the report says what could not be."""
+    return workspace(namespace).undo()
+
+
+def protect(*names: str, namespace: dict[str, Any] | None = None) -> None:
+    """Mark ``names`` protected: the agent's tools may not write them."""
+    workspace(namespace).protect(*names)
+
+
+def unprotect(*names: str, namespace: dict[str, Any] | None = None) -> None:
+    workspace(namespace).unprotect(*names)
+
+
+# -- the tools -------------------------------------------------------------------------------
+
+
+class _Execute:
+    """A built-in tool's ``execute``; ``writes_namespace`` marks the tools approvals cover."""
+
+    def __init__(
+        self,
+        fn: Callable[[Workspace, dict[str, Any], AbortSignal | None], Any],
+        resolve: Callable[[], Workspace],
+        *,
+        writes_namespace: bool,
+    ) -> None:
+        self.fn = fn
+        self.resolve = resolve
+        self.writes_namespace = writes_namespace
+
+    async def __call__(
+        self, tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: ToolUpdate
+    ) -> AgentToolResult:
+        result = self.fn(self.resolve(), dict(params or {}), signal)
+        if not isinstance(result, AgentToolResult):
+            result = await result
+        assert isinstance(result, AgentToolResult)
+        return result
+
+
+def _text(text: str, details: Any = None) -> AgentToolResult:
+    return AgentToolResult(content=[TextContent(text=text)], details=details)
+
+
+@dataclass
+class _Limits:
+    max_chars: int
+    output_chars: int
+    grace: float
+
+
+def _list_variables(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
+    def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
+        variables = ws.variables()
+        rows = []
+        for name, value in sorted(variables.items()):
+            facts = short_facts(value)
+            rows.append({"name": name, **facts})
+        lines = [
+            " ".join(
+                str(part)
+                for part in (
+                    f"{row['name']}:",
+                    row["type"],
+                    row.get("shape"),
+                    f"[{row['size']}]" if "size" in row else None,
+                )
+                if part
+            )
+            for row in rows
+        ]
+        text = "\n".join(lines) if lines else "(no user variables)"
+        return _text(bounded(text, limits.max_chars), {"variables": rows})
+
+    return run
+
+
+def _inspect_variable(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
+    def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
+        name = str(params["name"])
+        value = ws.lookup(name)
+        limit = limits.max_chars
+        if params.get("max_chars") is not None:
+            limit = max(200, min(int(params["max_chars"]), limits.max_chars))
+        return _text(f"{name}: {summarize(value, limit)}"[: limit + len(name) + 2])
+
+    return run
+
+
+def _write_result(result: WriteResult, limits: _Limits, extra: list[str]) -> AgentToolResult:
+    outcome = result.outcome
+    parts: list[str] = []
+    if outcome.stdout:
+        parts.append(f"stdout:\n{outcome.stdout.rstrip()}")
+    if outcome.stderr:
+        parts.append(f"stderr:\n{outcome.stderr.rstrip()}")
+    parts.extend(extra)
+    details = {
+        "namespace_diff": result.diff.as_dict(),
+        "seconds": round(outcome.seconds, 4),
+    }
+    if outcome.aborted:
+        parts.append(
+            "aborted"
+            + (
+                ": the code is still inside a blocking call and stops when it returns"
+                if outcome.still_running
+                else f" after {outcome.seconds:.2f} s"
+            )
+        )
+    elif outcome.error is not None:
+        parts.append(outcome.error)
+    parts.append(f"namespace: {result.diff.text()}")
+    parts.extend(result.notes)
+    text = bounded("\n".join(parts), limits.max_chars + 2 * limits.output_chars)
+    if outcome.aborted or outcome.error is not None or result.refused:
+        raise ToolError(text)
+    return _text(text, details)
+
+
+def _value_text(value: Any, max_chars: int) -> str:
+    """A short scalar as its repr, anything else as a bounded summary."""
+    if isinstance(value, int | float | complex | bool) or (
+        isinstance(value, str | bytes) and len(value) <= 200
+    ):
+        return repr(value)
+    if isinstance(value, tuple | list | dict | set | frozenset):
+        size = deep_size(value, budget=200)
+        if size is not None and size <= 20_000:
+            text = repr(value)
+            if len(text) <= 200:
+                return text
+    return summarize(value, max_chars)
+
+
+def _run_python(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
+    async def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
+        result = await ws.run(
+            str(params["code"]), signal, output_chars=limits.output_chars, grace=limits.grace
+        )
+        extra: list[str] = []
+        if result.outcome.has_value and result.outcome.value is not None:
+            extra.append(f"value: {_value_text(result.outcome.value, limits.max_chars)}")
+        return _write_result(result, limits, extra)
+
+    return run
+
+
+def _set_variable(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
+    async def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
+        name = str(params["name"])
+        expression = str(params["expression"])
+        try:
+            check_identifier(name)
+            ast.parse(expression.strip(), "<expression>", "eval")
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        except SyntaxError as exc:
+            raise ToolError(f"not a Python expression: {exc.msg}") from None
+        code = f"{name} = (\n{expression.strip()}\n)"
+        result = await ws.run(code, signal, output_chars=limits.output_chars, grace=limits.grace)
+        extra: list[str] = []
+        if name in ws.namespace and result.outcome.error is None and not result.outcome.aborted:
+            value = ws.namespace[name]
+            facts = ", ".join(str(v) for v in short_facts(value).values())
+            extra.append(f"{name} = {short_repr(value, 200)} ({facts})")
+        return _write_result(result, limits, extra)
+
+    return run
+
+
+def notebook_tools(
+    namespace: dict[str, Any] | None = None,
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    output_chars: int = DEFAULT_OUTPUT_CHARS,
+    abort_grace: float = 1.0,
+) -> list[AgentTool]:
+    """``list_variables``, ``inspect_variable``, ``run_python`` and ``set_variable``.
+
+    ``namespace`` defaults to the running kernel's (looked up when a tool runs). ``max_chars``
+    bounds summaries; ``output_chars`` bounds captured stdout/stderr; ``abort_grace`` is how
+    long an aborted ``run_python`` waits for code stuck in a C call.
+    """
+    limits = _Limits(max_chars, output_chars, abort_grace)
+
+    def resolve() -> Workspace:
+        return workspace(namespace)
+
+    def make(
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[[Workspace, dict[str, Any], Any], Any],
+        *,
+        writes: bool = False,
+    ) -> AgentTool:
+        return AgentTool(
+            name=name,
+            label=name.replace("_", " "),
+            description=description,
+            parameters=parameters,
+            execute=_Execute(fn, resolve, writes_namespace=writes),
+            execution_mode="sequential" if writes else None,
+        )
+
+    string = {"type": "string"}
+    return [
+        make(
+            "list_variables",
+            "List the notebook's variables: name, type, shape or length, approximate size. "
+            "Modules, private names and IPython's own names are left out.",
+            {"type": "object", "properties": {}},
+            _list_variables(limits),
+        ),
+        make(
+            "inspect_variable",
+            "A bounded summary of one notebook variable (or an attribute path like df.columns): "
+            "DataFrames give shape, dtypes, head, describe and null counts; arrays give shape, "
+            "dtype and statistics; containers give length and a sample; text is truncated.",
+            {
+                "type": "object",
+                "properties": {
+                    "name": {**string, "description": "variable name or attribute path"},
+                    "max_chars": {
+                        "type": "integer",
+                        "description": f"summary size limit (at most {max_chars})",
+                    },
+                },
+                "required": ["name"],
+            },
+            _inspect_variable(limits),
+        ),
+        make(
+            "run_python",
+            "Run Python code in the notebook's namespace (as a cell would). Returns captured "
+            "stdout/stderr, the value of a final expression, and which variables were created, "
+            "changed or deleted. Exceptions come back as an error with a short traceback. "
+            "Top-level await is not supported.",
+            {
+                "type": "object",
+                "properties": {"code": {**string, "description": "Python source to run"}},
+                "required": ["code"],
+            },
+            _run_python(limits),
+            writes=True,
+        ),
+        make(
+            "set_variable",
+            "Set one notebook variable to the value of a Python expression evaluated in the "
+            "notebook's namespace.",
+            {
+                "type": "object",
+                "properties": {
+                    "name": {**string, "description": "variable name"},
+                    "expression": {**string, "description": "Python expression"},
+                },
+                "required": ["name", "expression"],
+            },
+            _set_variable(limits),
+            writes=True,
+        ),
+    ]
+
+
+__all__ = [
+    "NOTEBOOK_TOOL_NAMES",
+    "ToolError",
+    "Workspace",
+    "begin_run",
+    "notebook_tools",
+    "protect",
+    "undo",
+    "unprotect",
+    "workspace",
+]

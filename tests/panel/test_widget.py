@@ -1,0 +1,172 @@
+"""AgentPanel: thread-safe control handlers, approvals, the synced state, the front end asset."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from pi_notebook.agent import Agent
+from pi_notebook.ai import AbortController, faux_assistant_message
+from pi_notebook.notebook.panel import AgentPanel, active_panel
+from pi_notebook.notebook.panel.assets import bundle, frontend, js_directory
+from pi_notebook.notebook.panel.widget import WIDGET_MIME
+
+from .helpers import CapturePanel, faux, replay
+
+
+async def test_handlers_from_another_thread_run_on_the_agents_loop() -> None:
+    provider = faux([faux_assistant_message("slow " * 100), faux_assistant_message("ok")], tps=500)
+    agent = Agent(model=provider.get_model())
+    loop_thread = threading.get_ident()
+    calls: list[tuple[str, int]] = []
+    steer, abort = agent.steer, agent.abort
+
+    def record_steer(message: Any) -> None:
+        calls.append(("steer", threading.get_ident()))
+        steer(message)
+
+    agent.steer = record_steer  # type: ignore[method-assign]
+    panel = CapturePanel()
+    panel.attach(agent)
+    panel.handle_message({"type": "hello"})
+    task = asyncio.ensure_future(agent.prompt("Hi"))
+    await panel.wait_for(lambda p: "slow" in json.dumps(p.sent))
+
+    def from_comm_thread() -> None:
+        panel._on_custom_msg(panel, {"type": "steer", "text": "from a thread"}, [])
+        panel._on_custom_msg(panel, {"type": "followup", "text": "later"}, [])
+
+    worker = threading.Thread(target=from_comm_thread)
+    worker.start()
+    worker.join()
+    await panel.wait_for(lambda p: len(p.snapshot["queue"]) == 2)
+    assert panel.snapshot["queue"] == [
+        {"kind": "steer", "text": "from a thread"},
+        {"kind": "followup", "text": "later"},
+    ]
+    assert calls == [("steer", loop_thread)]
+    panel.handle_message({"type": "clear_queue"})
+    assert panel.snapshot["queue"] == [] and not agent.has_queued_messages()
+    await task
+    panel.finish()
+    assert abort is not None
+    assert [m.role for m in agent.state.messages] == ["user", "assistant"]
+
+
+async def test_steer_and_followup_outside_a_run_only_leave_a_note() -> None:
+    provider = faux([faux_assistant_message("x")])
+    agent = Agent(model=provider.get_model())
+    panel = CapturePanel()
+    panel.attach(agent)
+    await agent.prompt("Hi")
+    panel.finish()
+    panel.handle_message({"type": "steer", "text": "too late"})
+    assert panel.snapshot["status"]["note"] == "no run is active: write a new %%agent cell"
+    panel.handle_message({"type": "abort"})
+    assert panel.snapshot["status"]["note"] == "no run is active"
+    assert not agent.has_queued_messages()
+
+
+@dataclass(frozen=True)
+class Request:
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    summary: str
+
+
+async def test_request_approval_waits_for_the_view() -> None:
+    panel = CapturePanel()
+    panel.attach(Agent())
+    panel.handle_message({"type": "hello"})
+    ask = asyncio.ensure_future(
+        panel.request_approval(Request("c1", "run_python", {"code": "1"}, "1 line"))
+    )
+    await panel.wait_for(lambda p: bool(p.snapshot["approvals"]))
+    assert panel.snapshot["approvals"][0]["summary"] == "1 line"
+    panel.handle_message({"type": "approval", "tool_call_id": "c1", "approved": True})
+    assert await ask is True
+    assert panel.snapshot["approvals"] == []
+    deny = asyncio.ensure_future(panel.request_approval(Request("c2", "x", {}, "s")))
+    await panel.wait_for(lambda p: bool(p.snapshot["approvals"]))
+    panel.handle_message({"type": "approval", "tool_call_id": "c2", "approved": "yes"})
+    assert await deny is False, "only a JSON true approves"
+    controller = AbortController()
+    aborted = asyncio.ensure_future(
+        panel.request_approval(Request("c3", "x", {}, "s"), controller.signal)
+    )
+    await panel.wait_for(lambda p: bool(p.snapshot["approvals"]))
+    controller.abort()
+    assert await aborted is False
+    assert replay(panel.sent) == panel.snapshot
+
+
+async def test_finish_syncs_the_full_state_and_the_static_bundle() -> None:
+    provider = faux([faux_assistant_message("Final *answer*")])
+    agent = Agent(model=provider.get_model())
+    panel = CapturePanel()
+    assert repr(panel) == "<pi_notebook agent panel>"
+    panel.attach(agent)
+    assert active_panel() is panel
+    await agent.prompt("Q")
+    panel.finish()
+    assert active_panel() is None
+    synced = dict(panel.state)
+    assert synced.pop("finished") is True and synced.pop("seq") == panel.transport.seq
+    assert synced == panel.snapshot
+    assert panel.sent == [], "no view said hello: nothing was streamed"
+    # A view re-created after the run (the display update) already has the final state.
+    panel.handle_message({"type": "hello", "seq": panel.state["seq"]})
+    assert panel.sent == []
+    panel.handle_message({"type": "hello", "seq": -1})
+    assert [m["type"] for m in panel.sent] == ["snapshot"]
+    data = panel.static_bundle()
+    assert data["text/plain"] == "user: Q\nassistant: Final *answer*"
+    assert "<em>answer</em>" in data["text/html"]
+    assert data[WIDGET_MIME]["model_id"] == panel.model_id
+
+
+def test_the_front_end_bundle_is_one_module_without_relative_imports() -> None:
+    esm, css = frontend()
+    assert AgentPanel._esm == esm and ".pi-panel" in css
+    assert not re.search(r"^\s*import\s", esm, re.MULTILINE)
+    assert esm.count("export default") == 1
+    assert js_directory().name in ("js", "_js")
+
+
+def test_bundle_inlines_dependencies_first(tmp_path: Any) -> None:
+    (tmp_path / "a.js").write_text('export function a() { return "a"; }\n')
+    (tmp_path / "b.js").write_text(
+        'import { a } from "./a.js";\nexport const b = () => a() + "b";\n'
+    )
+    (tmp_path / "panel.js").write_text(
+        'import { b } from "./b.js";\nimport { a } from "./a.js";\n'
+        "export default { v: b() + a() };\n"
+    )
+    out = bundle(tmp_path)
+    assert out.index("function a()") < out.index("const b =") < out.index("export default")
+    assert out.count("function a()") == 1 and "export function" not in out
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_imports_the_bundle(tmp_path: Any) -> None:
+    path = tmp_path / "bundle.mjs"
+    path.write_text(frontend()[0])
+    code = f"const m = await import({json.dumps(path.as_uri())});"
+    code += " console.log(typeof m.default.render)"
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", code],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    assert done.stdout.strip() == "function"
