@@ -1,119 +1,121 @@
-"""The main job: a notebook session on the built-in ``demo`` model, then the Agent API.
+"""The main job: execute ``notebooks/quickstart.ipynb`` headlessly and print its transcript.
 
-No API key needed: ``python -m pi_notebook.demo``. Part one runs notebook cells through
-IPython exactly as a kernel would (``%load_ext pi_notebook``, an ``%%agent`` cell, line
-commands, the reply in ``_agent_reply``) in plain mode; part two drives an ``Agent`` with a
-tool on a scripted faux model and prints the lifecycle events and the transcript.
+``python -m pi_notebook.demo [NOTEBOOK]`` runs every cell of the notebook in a fresh Jupyter
+kernel (nbclient, plain mode, the notebook's folder as working directory) and prints each code
+cell with its output, as a reader would see it. No API key is needed: the quickstart scripts its
+models or replays recorded runs. The exit status is 0 when every cell ran, 1 when a cell failed
+and 2 when the notebook cannot be found or read.
 """
 
 from __future__ import annotations
 
-import asyncio
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
-from pi_notebook.agent import Agent, AgentTool, AgentToolResult
-from pi_notebook.ai import (
-    AssistantMessage,
-    TextContent,
-    faux_assistant_message,
-    faux_text,
-    faux_thinking,
-    faux_tool_call,
-    register_faux_provider,
-)
+QUICKSTART = Path(__file__).resolve().parents[1] / "notebooks" / "quickstart.ipynb"
+CELL_TIMEOUT = 120
 
 
-async def add(
-    tool_call_id: str, params: dict[str, float], signal: object, on_update: object
-) -> AgentToolResult:
-    return AgentToolResult(content=[TextContent(text=str(params["a"] + params["b"]))])
+def kernel_environment() -> dict[str, str]:
+    """The caller's environment, in plain mode, never recording (replays stay offline)."""
+    env = dict(os.environ)
+    env["PI_NOTEBOOK_UI"] = "plain"
+    env.pop("PI_NOTEBOOK_RECORD", None)
+    return env
 
 
-ADD = AgentTool(
-    name="add",
-    label="Add",
-    description="Add two numbers.",
-    parameters={
-        "type": "object",
-        "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-        "required": ["a", "b"],
-    },
-    execute=add,
-)
+def _output_text(output: Any) -> str:
+    kind = output.get("output_type")
+    if kind == "stream":
+        return str(output.get("text", ""))
+    if kind in ("execute_result", "display_data"):
+        return str(output.get("data", {}).get("text/plain", "")) + "\n"
+    if kind == "error":
+        return f"{output.get('ename')}: {output.get('evalue')}\n"
+    return ""
 
 
-NOTEBOOK_CELLS = [
-    "%load_ext pi_notebook",
-    "%%agent --model demo\nHello! What can you do?",
-    "%agent status",
-    "print(len(_agent_reply) > 0)",
-]
+def print_headings(cell: Any) -> None:
+    """A markdown cell's headings, so the transcript keeps the notebook's sections."""
+    for line in str(cell.get("source", "")).splitlines():
+        if line.startswith("#"):
+            print("\n" + line)
 
 
-def notebook_demo() -> bool:
-    """Run ``NOTEBOOK_CELLS`` in an in-process IPython shell; False if a cell failed."""
-    import os
-
-    from IPython.core.interactiveshell import InteractiveShell
-
-    os.environ.setdefault("PI_NOTEBOOK_UI", "plain")
-    shell: Any = InteractiveShell.instance()  # IPython's API is untyped
-    ok = True
-    for number, cell in enumerate(NOTEBOOK_CELLS, 1):
-        print(f"\nIn [{number}]: " + cell.replace("\n", "\n        "))
-        result = shell.run_cell(cell, store_history=True)
-        ok = ok and bool(result.success)
-    return ok
+def print_cell(number: int, cell: Any) -> None:
+    source = str(cell.get("source", ""))
+    prompt = f"In [{number}]: "
+    print("\n" + prompt + source.replace("\n", "\n" + " " * len(prompt)))
+    text = "".join(_output_text(output) for output in cell.get("outputs", []))
+    if text.strip():
+        print(text.rstrip("\n"))
 
 
-async def main() -> None:
-    faux = register_faux_provider(token_size=(1, 1))
-    faux.set_responses(
-        [
-            faux_assistant_message(
-                [
-                    faux_thinking("The user wants a sum; I have an add tool."),
-                    faux_text("Let me add those."),
-                    faux_tool_call("add", {"a": 19, "b": 23}, id="call_1"),
-                ],
-                stop_reason="toolUse",
-            ),
-            faux_assistant_message("19 + 23 = 42."),
-        ]
+def run_notebook(path: Path) -> int:
+    """Execute ``path`` and print its transcript; the process exit status."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    if not path.is_file():
+        print(
+            f"error: notebook not found: {path} (the main job runs from a checkout of "
+            "pi_notebook, installed with `pip install -e .`)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        notebook: Any = nbformat.read(str(path), as_version=4)  # type: ignore[no-untyped-call]
+    except Exception as exc:
+        print(f"error: cannot read notebook {path}: {exc}", file=sys.stderr)
+        return 2
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+    print(f"== {path.name}, executed headlessly in a fresh kernel (plain mode)")
+    previous = os.environ.copy()
+    os.environ.clear()
+    os.environ.update(kernel_environment())  # the kernel inherits this process's environment
+    client = NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
     )
-    agent = Agent(
-        system_prompt="You are a careful calculator.", model=faux.get_model(), tools=[ADD]
-    )
+    failure: str | None = None
+    try:
+        client.execute()
+    except CellExecutionError as exc:
+        failure = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
+    except Exception as exc:  # the kernel could not start or died
+        failure = f"{type(exc).__name__}: {exc}"
+    finally:
+        os.environ.clear()
+        os.environ.update(previous)
+    number = 0
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            print_headings(cell)
+        if cell.cell_type != "code":
+            continue
+        number += 1
+        print_cell(number, cell)
+        if cell.get("outputs") and any(o.get("output_type") == "error" for o in cell.outputs):
+            break
+    if failure is not None:
+        print(f"\nFAILED: {failure}", file=sys.stderr)
+        return 1
+    print(f"\n== {number} cells ran")
+    return 0
 
-    def show(event: object) -> None:
-        kind = getattr(event, "type", "")
-        if kind in ("agent_start", "turn_start", "turn_end", "agent_end"):
-            print(f"  [{kind}]")
-        elif kind == "tool_execution_start":
-            print(f"  [tool {event.tool_name}({event.args})]")  # type: ignore[attr-defined]
 
-    agent.subscribe(show)
-    await agent.prompt("What is 19 + 23?")
-    print("\nTranscript:")
-    for message in agent.state.messages:
-        for block in getattr(message, "content", []):
-            kind = block.type
-            if kind == "text":
-                print(f"{message.role:>10}: {block.text}")
-            elif kind == "thinking":
-                print(f"{message.role:>10}: (thinking) {block.thinking}")
-            elif kind == "toolCall":
-                print(f"{message.role:>10}: -> {block.name}({block.arguments})")
-    last = agent.state.messages[-1]
-    if isinstance(last, AssistantMessage):
-        print(f"\nlast reply: {last.usage.input} tokens in, {last.usage.output} out")
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    path = Path(args[0]).resolve() if args else QUICKSTART
+    return run_notebook(path)
 
 
 if __name__ == "__main__":
-    import sys
-
-    print("== A notebook session on the built-in demo model")
-    notebook_ok = notebook_demo()
-    print("\n== The Agent API with a tool, on a scripted faux model")
-    asyncio.run(main())
-    sys.exit(0 if notebook_ok else 1)
+    sys.exit(main())

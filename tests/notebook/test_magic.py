@@ -222,7 +222,11 @@ def test_second_cell_queued_during_a_run_runs_after_it(kernel: Kernel) -> None:
 def test_events_and_max_turns(kernel: Kernel) -> None:
     kernel.ok(SETUP)
     kernel.ok(
-        "from pi_notebook.demo import ADD\n"
+        "from pi_notebook.agent import AgentTool, AgentToolResult\n"
+        "from pi_notebook.ai import TextContent\n"
+        "ADD = AgentTool(name='add', parameters={'type': 'object', 'properties': "
+        "{'a': {'type': 'number'}, 'b': {'type': 'number'}}}, execute=lambda i, p, s, u: "
+        "AgentToolResult(content=[TextContent(text=str(p['a'] + p['b']))]))\n"
         "from pi_notebook.ai import faux_tool_call\n"
         "t = register_faux_provider(token_size=(1, 1))\n"
         "t.set_responses([faux_assistant_message([faux_tool_call('add', {'a': 1, 'b': 2})],"
