@@ -1,0 +1,54 @@
+"""The quickstart notebook, opened and run in the browser as a user would.
+
+The notebook is checked by nbval with its saved outputs; here the same outputs must appear
+when it runs in JupyterLab and Notebook 7 (its folder is copied, so recordings next to it are
+found).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .driver import Notebook, import_playwright
+from .server import JupyterServer
+
+expect = import_playwright().expect
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+QUICKSTART = NOTEBOOKS / "quickstart.ipynb"
+
+
+def _streams(outputs: list[dict[str, Any]]) -> str:
+    parts = []
+    for out in outputs:
+        if out.get("output_type") == "stream":
+            text = out["text"]
+            parts.append(text if isinstance(text, str) else "".join(text))
+    return "".join(parts)
+
+
+def test_quickstart_runs_in_the_browser(nb: Notebook, server: JupyterServer) -> None:
+    saved = json.loads(QUICKSTART.read_text(encoding="utf-8"))["cells"]
+    folder = server.copy_in(NOTEBOOKS)
+    nb.open(f"{folder}/{QUICKSTART.name}")
+    nb.run_all()
+    nb.snap("quickstart-done")
+
+    assert nb.errors() == []
+    agent_cells = 0
+    for index, cell in enumerate(saved):
+        if cell["cell_type"] != "code":
+            continue
+        assert nb.execution_count(index) is not None, index
+        expected = _streams(cell["outputs"])
+        assert _streams(nb.cell_outputs(index)) == expected, (index, cell["source"])
+        source = "".join(cell["source"])
+        if source.startswith("%%agent") and expected:
+            agent_cells += 1
+            # What the user sees: the transcript's first lines in the cell's output area.
+            for line in expected.splitlines()[:2]:
+                expect(nb.output(index)).to_contain_text(line.strip())
+    assert agent_cells >= 2
+    assert nb.serious_page_errors() == []
