@@ -66,7 +66,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(str(path))
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an event loop running in this thread
+# while it is open, and every asyncio test collected after tests/browser would then fail with
+# "Runner.run() cannot be called from a running event loop".
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         _unavailable(f"{CHROMIUM} not found (apt-get install chromium; .ci/run does)")
@@ -80,7 +83,7 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-@pytest.fixture(scope="session", params=["lab", "notebook"])
+@pytest.fixture(scope="package", params=["lab", "notebook"])
 def server(request: pytest.FixtureRequest) -> Iterator[JupyterServer]:
     frontend: Frontend = request.param
     base = Path(tempfile.mkdtemp(prefix=f"pi-browser-{frontend}-"))
