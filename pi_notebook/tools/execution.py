@@ -12,6 +12,15 @@ wait). Code blocked in other C calls stops when the call returns to Python; ``ru
 
 This module must never block the event loop while user code runs and never redirect the
 output of code it did not start.
+
+Two CPython details shape it. ``print`` (and every C caller of ``PySys_GetObject``) holds only a
+*borrowed* reference to ``sys.stdout`` while it writes, so a stream object put on ``sys.stdout``
+must never be freed while another thread may be inside ``print``: the routers are created once
+and live as long as the process (freeing one mid-``print`` crashed the interpreter). And an
+asynchronous exception lands at *any* bytecode boundary, so it is sent at most once, only while
+the user code runs, never while the thread waits in the interruptible ``time.sleep`` (which
+raises :class:`RunAborted` itself, outside ``threading``'s lock-juggling code), and a pending one
+is withdrawn before the thread runs this module's bookkeeping.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, SupportsIndex, TextIO
 
 from ..ai import AbortSignal
@@ -71,76 +80,110 @@ class BoundedBuffer:
 
 
 class _ThreadRouter:
-    """A stand-in for a standard stream: run threads write to their buffer, others through."""
+    """A stand-in for a standard stream: run threads write to their buffer, others through.
 
-    def __init__(self, original: TextIO, buffers: dict[int, BoundedBuffer]) -> None:
-        self._original = original
+    Never freed (see the module doc): ``original`` is the stream it stood in for most recently.
+    """
+
+    def __init__(self, original: TextIO | None, buffers: dict[int, BoundedBuffer]) -> None:
+        self.original = original
         self._buffers = buffers
 
     def write(self, text: str) -> int:
         buffer = self._buffers.get(threading.get_ident())
         if buffer is not None:
             return buffer.write(text)
-        return self._original.write(text)
+        original = self.original
+        if original is None:  # no stream at all (pythonw): print() would drop the text too
+            return len(text)
+        return original.write(text)
 
     def writelines(self, lines: list[str]) -> None:
         for line in lines:
             self.write(line)
 
     def flush(self) -> None:
-        if threading.get_ident() not in self._buffers:
-            self._original.flush()
+        original = self.original
+        if threading.get_ident() not in self._buffers and original is not None:
+            original.flush()
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._original, name)
+        return getattr(self.original, name)
 
 
-@dataclass
 class _Capture:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    users: int = 0
-    stdout: dict[int, BoundedBuffer] = field(default_factory=dict)
-    stderr: dict[int, BoundedBuffer] = field(default_factory=dict)
-    routers: tuple[_ThreadRouter, _ThreadRouter] | None = None
-    originals: tuple[Any, Any] | None = None
+    """Installs the routers on ``sys.stdout``/``sys.stderr`` while any run may print."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+        self.stdout: dict[int, BoundedBuffer] = {}
+        self.stderr: dict[int, BoundedBuffer] = {}
+        # Created once, referenced here for good: a router is never deallocated, so a thread
+        # inside print() with a borrowed reference to it stays safe whatever the swaps.
+        self.out_router = _ThreadRouter(sys.stdout, self.stdout)
+        self.err_router = _ThreadRouter(sys.stderr, self.stderr)
 
     def acquire(self) -> None:
+        """One more run: (re)install the routers over whatever the streams are now."""
         with self.lock:
             self.users += 1
-            if self.users == 1:
-                self.originals = (sys.stdout, sys.stderr)
-                self.routers = (
-                    _ThreadRouter(sys.stdout, self.stdout),
-                    _ThreadRouter(sys.stderr, self.stderr),
-                )
-                sys.stdout, sys.stderr = self.routers
+            # Plain attribute reads and stores, no calls, between the check and the swap (so no
+            # thread switch there). Checked on every acquire: a stream replaced meanwhile (pytest's
+            # capture, IPython's %%capture) is wrapped again instead of silently not captured.
+            if sys.stdout is not self.out_router:
+                self.out_router.original = sys.stdout
+                sys.stdout = self.out_router
+            if sys.stderr is not self.err_router:
+                self.err_router.original = sys.stderr
+                sys.stderr = self.err_router
 
     def release(self) -> None:
+        """One run fewer: the last one puts the streams back (unless replaced meanwhile)."""
         with self.lock:
             self.users -= 1
-            if self.users == 0 and self.routers is not None and self.originals is not None:
-                if sys.stdout is self.routers[0]:
-                    sys.stdout = self.originals[0]
-                if sys.stderr is self.routers[1]:
-                    sys.stderr = self.originals[1]
-                self.routers = self.originals = None
+            if self.users == 0:
+                if sys.stdout is self.out_router:
+                    sys.stdout = self.out_router.original
+                if sys.stderr is self.err_router:
+                    sys.stderr = self.err_router.original
 
 
 _capture = _Capture()
 
+# -- aborting ----------------------------------------------------------------------------------
+
+# int PyThreadState_SetAsyncExc(unsigned long id, PyObject *exc), declared rather than guessed
+# (and not through the shared ctypes.pythonapi attribute, whose signature others may set).
+# PYFUNCTYPE: called with the GIL held, as the C API requires.
+_set_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
+    ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
+)
+
+
+def _send_async_exc(ident: int, exc: type[BaseException] | None) -> int:
+    """Set (``None``: withdraw) the exception pending for thread ``ident``; threads affected."""
+    affected = int(_set_async_exc(ident, ctypes.py_object() if exc is None else exc))
+    if affected > 1:  # the C API's documented remedy for "more than one thread state matched"
+        _set_async_exc(ident, ctypes.py_object())
+    return affected
+
+
 # -- interruptible sleep -----------------------------------------------------------------------
 
-_stop_events: dict[int, threading.Event] = {}
+_workers: dict[int, _Worker] = {}
 _original_sleep = time.sleep
 
 
 def _sleep(seconds: float | SupportsIndex) -> None:
-    stop = _stop_events.get(threading.get_ident())
-    if stop is None:
+    worker = _workers.get(threading.get_ident())
+    if worker is None:
         _original_sleep(seconds)
         return
-    if stop.wait(float(seconds)):
-        raise RunAborted("aborted")
+    seconds = float(seconds)
+    if seconds < 0:
+        raise ValueError("sleep length must be non-negative")
+    worker.sleep(seconds)
 
 
 def _install_sleep() -> None:
@@ -193,7 +236,14 @@ _counter = iter(range(1, sys.maxsize))
 
 
 class _Worker:
-    """One code run on its own daemon thread; :meth:`abort` interrupts it."""
+    """One code run on its own daemon thread; :meth:`abort` interrupts it.
+
+    ``lock`` guards the flags. ``running``: the user code may run, so an abort may raise into
+    the thread. ``sleeping``: the thread waits in the interruptible sleep, so an abort only sets
+    ``stop``. ``sent``: the one asynchronous exception was sent. ``finished``: the thread has
+    delivered its result. ``owns_capture``: it releases the output capture when it ends (run_code
+    stopped waiting for it).
+    """
 
     def __init__(
         self,
@@ -213,21 +263,38 @@ class _Worker:
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.running = False
+        self.sleeping = False
         self.aborted = False
+        self.sent = False
+        self.finished = False
+        self.owns_capture = False
         self.thread = threading.Thread(target=self._work, name="pi-run-python", daemon=True)
 
     def start(self) -> None:
         self.thread.start()
 
     def abort(self) -> None:
-        """Wake ``time.sleep`` and raise :class:`RunAborted` in the thread (once)."""
+        """Wake the interruptible sleep, or raise :class:`RunAborted` in the thread (once)."""
         with self.lock:
             self.aborted = True
             self.stop.set()
-            if self.running and self.thread.ident is not None:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                    ctypes.c_ulong(self.thread.ident), ctypes.py_object(RunAborted)
-                )
+            ident = self.thread.ident
+            if self.running and not self.sleeping and not self.sent and ident is not None:
+                self.sent = _send_async_exc(ident, RunAborted) > 0
+
+    def sleep(self, seconds: float) -> None:
+        """``time.sleep`` for this run's thread: returns early, raising, when aborted."""
+        with self.lock:
+            if self.aborted:  # also covers an exception sent but not landed yet
+                raise RunAborted("aborted")
+            self.sleeping = True
+        try:
+            stopped = self.stop.wait(seconds)
+        finally:
+            with self.lock:
+                self.sleeping = False
+        if stopped:
+            raise RunAborted("aborted")
 
     def _user_code(self) -> tuple[Any, bool, BaseException | None]:
         try:
@@ -242,27 +309,42 @@ class _Worker:
         ident = threading.get_ident()
         _capture.stdout[ident] = self.stdout
         _capture.stderr[ident] = self.stderr
-        _stop_events[ident] = self.stop
-        result: tuple[Any, bool, BaseException | None] = (None, False, None)
-        with self.lock:
-            self.running = not self.aborted
-        try:
-            aborted = (None, False, RunAborted("aborted"))
-            result = self._user_code() if self.running else aborted
-        except RunAborted as exc:  # landed between the user code and here
+        _workers[ident] = self
+        result: tuple[Any, bool, BaseException | None] = (None, False, RunAborted("aborted"))
+        try:  # from here on an abort may land at any bytecode: everything is inside the try
+            with self.lock:
+                self.running = not self.aborted
+            if self.running:
+                result = self._user_code()
+        except RunAborted as exc:  # landed outside the user code's own try
             result = (None, False, exc)
-        while True:  # stop accepting aborts and drop one that is still pending
+        while True:  # stop accepting aborts; withdraw the one sent if it has not landed yet
             try:
                 with self.lock:
                     self.running = False
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
+                    if self.sent:  # it may have landed already: withdrawing is harmless
+                        _send_async_exc(ident, None)
+                        self.sent = False
                 break
             except RunAborted as exc:
                 result = (None, False, exc)
+        # No asynchronous exception can reach this thread any more.
         _capture.stdout.pop(ident, None)
         _capture.stderr.pop(ident, None)
-        _stop_events.pop(ident, None)
+        _workers.pop(ident, None)
+        with self.lock:  # before settling, so that run_code normally releases the capture
+            self.finished = True
+            release = self.owns_capture
+        if release:
+            _capture.release()
         self.settle(result)
+
+    def hand_over_capture(self) -> bool:
+        """Called by run_code when it stops waiting: False when the thread is already done
+        with the capture (the caller releases it), True when the thread will release it."""
+        with self.lock:
+            self.owns_capture = not self.finished
+            return self.owns_capture
 
 
 async def run_code(
@@ -310,10 +392,11 @@ async def run_code(
     finally:
         if remove is not None:
             remove()
-        if not worker.thread.is_alive():
+        # Normally the thread is done: release here, on the event loop's thread. A thread stuck
+        # in a C call releases the capture itself when it ends (the routers are never freed,
+        # so a swap from that thread cannot pull a stream from under a concurrent print()).
+        if not worker.hand_over_capture():
             _capture.release()
-        else:  # release when the stuck thread finally ends
-            threading.Thread(target=_release_after, args=(worker.thread,), daemon=True).start()
     seconds = time.perf_counter() - begin
     if error is not None:
         if isinstance(error, RunAborted) or worker.aborted:
@@ -325,11 +408,6 @@ async def run_code(
             seconds=seconds,
         )
     return RunOutcome(stdout.getvalue(), stderr.getvalue(), value, has_value, seconds=seconds)
-
-
-def _release_after(thread: threading.Thread) -> None:
-    thread.join()
-    _capture.release()
 
 
 async def _wait(

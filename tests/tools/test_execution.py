@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import io
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,3 +110,98 @@ async def test_abort_of_code_blocked_in_c_reports_it_still_running() -> None:
     await asyncio.to_thread(worker.join, 10)
     assert not worker.is_alive()
     assert "done" not in ns
+
+
+async def test_a_stream_replaced_while_a_run_is_stuck_is_captured_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started = threading.Event()
+    gate = threading.Event()
+    controller = AbortController()
+    ns: dict[str, Any] = {"started": started, "gate": gate}
+    task = asyncio.ensure_future(
+        run_code("started.set()\ngate.wait(30)", ns, controller.signal, grace=0.05)
+    )
+    assert await asyncio.to_thread(started.wait, 10)
+    (worker,) = [t for t in threading.enumerate() if t.name == "pi-run-python"]
+    try:
+        controller.abort()
+        assert (await task).still_running  # the capture stays on until that thread ends
+        replaced = io.StringIO()
+        monkeypatch.setattr(sys, "stdout", replaced)  # as pytest's or IPython's capture does
+        outcome = await run_code("print('mine')", {}, None)
+        assert outcome.stdout == "mine\n" and replaced.getvalue() == ""
+        print("not a run's")
+        assert replaced.getvalue() == "not a run's\n"
+    finally:
+        gate.set()
+        await asyncio.to_thread(worker.join, 10)
+    assert not worker.is_alive()
+    assert sys.stdout is replaced  # the stuck thread, ending, released the capture
+
+
+# print() holds only a borrowed reference to sys.stdout while it writes (CPython 3.11-3.13), so
+# the capture must never free a stream object another thread is printing to. Freeing it crashed
+# the interpreter (a segfault in a full CI run); under -X dev (debug allocator: freed memory is
+# overwritten) the old behaviour crashes every time, so this runs in a child interpreter.
+_PRINT_DURING_RELEASE = """
+import asyncio, sys, threading
+from pi_notebook.ai import AbortController
+from pi_notebook.tools.execution import run_code
+
+class SlowStream:  # the first write blocks, as a full pipe would
+    def __init__(self):
+        self.parts, self.entered, self.resume = [], threading.Event(), threading.Event()
+    def write(self, text):
+        if not self.parts:
+            self.entered.set()
+            assert self.resume.wait(10)
+        self.parts.append(text)
+        return len(text)
+    def flush(self):
+        pass
+
+async def main(stuck):
+    stream = SlowStream()
+    sys.stdout = stream
+    started, gate = threading.Event(), threading.Event()
+    controller = AbortController()
+    task = asyncio.ensure_future(run_code(
+        "started.set()\\ngate.wait(10)", {"started": started, "gate": gate}, controller.signal,
+        grace=0.01,
+    ))
+    assert await asyncio.to_thread(started.wait, 10)
+    printer = threading.Thread(target=print, args=("from another thread",))
+    printer.start()  # print() takes sys.stdout (the capture's stand-in) and blocks in a write
+    assert await asyncio.to_thread(stream.entered.wait, 10)
+    (worker,) = [t for t in threading.enumerate() if t.name == "pi-run-python"]
+    if stuck:  # run_code gives up waiting; the worker releases the capture when it ends
+        controller.abort()
+        assert (await task).still_running
+        gate.set()
+        await asyncio.to_thread(worker.join, 10)
+    else:  # the run ends normally: the capture is released before run_code returns
+        gate.set()
+        assert not (await task).aborted
+    assert sys.stdout is stream  # released while print() is still writing through the stand-in
+    stream.resume.set()
+    await asyncio.to_thread(printer.join, 10)
+    sys.stdout = sys.__stdout__
+    print(repr("".join(stream.parts)))
+
+asyncio.run(main(sys.argv[1] == "stuck"))
+"""
+
+
+@pytest.mark.parametrize("how", ["finished", "stuck"])
+def test_releasing_the_capture_never_frees_a_stream_print_is_using(how: str) -> None:
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.run(
+        [sys.executable, "-X", "dev", "-X", "faulthandler", "-c", _PRINT_DURING_RELEASE, how],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=root,
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert child.stdout == repr("from another thread\n") + "\n"
