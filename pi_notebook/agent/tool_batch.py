@@ -5,11 +5,18 @@ finalised (``after_tool_call``). A parallel batch prepares every call in source 
 prepared ones concurrently (``tool_execution_end`` in completion order) and emits the result
 messages in source order; a sequential batch does one call at a time. A tool's failure never
 escapes: it becomes an error result and the run goes on.
+
+One deliberate difference from Pi 0.82, which awaits a tool however long it ignores an abort:
+once the run's signal is aborted, a tool gets ``TOOL_ABORT_GRACE_SECONDS`` to finish; then its
+task is cancelled and the call ends with the error result :data:`TOOL_ABANDONED`, so the run's
+events still close (``tool_execution_end``, ``turn_end``, ``agent_end``) and the transcript
+stays valid.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +44,8 @@ from .types import (
 Emit = Callable[[Any], Awaitable[None]]
 
 OPERATION_ABORTED = "Operation aborted"
+TOOL_ABORT_GRACE_SECONDS = 2.0
+TOOL_ABANDONED = "Tool execution was aborted: the tool did not stop within {grace:g} s of the abort"
 BLOCKED = "Tool execution was blocked"
 
 
@@ -212,9 +221,7 @@ class ToolBatch:
             updates.append(asyncio.ensure_future(self._emit_after(previous, event)))
 
         try:
-            result = await call_hook(
-                prepared.tool.execute, call.id, prepared.args, self.signal, on_update
-            )
+            result = await self._execute(prepared.tool, call.id, prepared.args, on_update)
             if not isinstance(result, AgentToolResult):
                 result = AgentToolResult.model_validate(result)
             outcome = Outcome(result, False)
@@ -225,6 +232,38 @@ class ToolBatch:
         if updates:
             await asyncio.gather(*updates)
         return await self._finalize(call, prepared, outcome)
+
+    async def _execute(
+        self,
+        tool: AgentTool,
+        call_id: str,
+        args: Any,
+        on_update: Callable[[AgentToolResult], None],
+    ) -> Any:
+        """``tool.execute(...)``; cancelled and an error if it outlives an abort's grace."""
+        signal = self.signal
+        result = tool.execute(call_id, args, signal, on_update)
+        if not inspect.isawaitable(result):
+            return result
+        if signal is None:
+            return await result
+        task = asyncio.ensure_future(result)
+        try:
+            if not signal.aborted:
+                aborted = asyncio.ensure_future(signal.wait())
+                try:
+                    await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    aborted.cancel()
+            if not task.done():
+                await asyncio.wait({task}, timeout=TOOL_ABORT_GRACE_SECONDS)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if not task.done():
+            task.cancel()
+            raise RuntimeError(TOOL_ABANDONED.format(grace=TOOL_ABORT_GRACE_SECONDS))
+        return task.result()
 
     async def _emit_after(self, previous: asyncio.Future[None] | None, event: Any) -> None:
         if previous is not None:

@@ -491,13 +491,19 @@ def transform_agent_cell(lines: list[str]) -> list[str]:
 
 
 def load_ipython_extension(ip: InteractiveShell) -> None:
+    from . import interrupts
+
     ip.register_magics(AgentMagics)
+    interrupts.install()  # the stop button reaches a run that awaits a worker thread at once
     cleanup = ip.input_transformers_cleanup
     if transform_agent_cell not in cleanup:
         cleanup.append(transform_agent_cell)
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
+    from . import interrupts
+
+    interrupts.uninstall()
     cleanup = ip.input_transformers_cleanup
     while transform_agent_cell in cleanup:
         cleanup.remove(transform_agent_cell)

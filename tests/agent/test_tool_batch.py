@@ -372,3 +372,51 @@ async def test_tool_hooks_see_the_context_up_to_the_assistant_message(
     faux.set_responses([calls(("t", "a"), ("t", "b")), faux_assistant_message("ok")])
     await run(faux, log, text_tool("t"), before_tool_call=before)
     assert seen == [["user", "assistant"], ["user", "assistant"]]
+
+
+async def test_a_tool_that_ignores_an_abort_is_abandoned_after_the_grace(
+    faux: FauxProvider, log: Log, monkeypatch: Any
+) -> None:
+    """Pi would wait for it forever; we cancel it after the grace and close the run's events."""
+    import pi_notebook.agent.tool_batch as tool_batch
+    from pi_notebook.ai import AbortController
+
+    monkeypatch.setattr(tool_batch, "TOOL_ABORT_GRACE_SECONDS", 0.05)
+    started = asyncio.Event()
+    never = asyncio.Event()
+    cancelled: list[bool] = []
+
+    async def stubborn(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        started.set()
+        try:
+            await never.wait()  # ignores the signal
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return AgentToolResult(content=[TextContent(text="unreachable")])
+
+    tool = AgentTool(
+        name="stubborn", description="d", parameters={"type": "object"}, execute=stubborn
+    )
+    faux.set_responses([calls(("stubborn", "s1")), faux_assistant_message("never asked")])
+    controller = AbortController()
+    run_task = asyncio.ensure_future(
+        run_agent_loop(
+            [UserMessage(content="go")],
+            make_context(tool),
+            make_config(faux),
+            log.emit,
+            controller.signal,
+        )
+    )
+    await asyncio.wait_for(started.wait(), 10)
+    controller.abort()
+    await asyncio.wait_for(run_task, 10)
+    assert cancelled == [True]
+    assert result_texts(log) == [
+        tool_batch.TOOL_ABANDONED.format(grace=tool_batch.TOOL_ABORT_GRACE_SECONDS)
+    ]
+    (end,) = log.of("tool_execution_end")
+    assert end.is_error
+    assert log.types()[-2:] == ["turn_end", "agent_end"]
+    assert faux.call_count == 1  # no request after the abort
