@@ -225,10 +225,12 @@ def test_approvals_in_the_panel_approve_and_deny(nb: Notebook, workdir: Path) ->
     _assert_clean(nb)
 
 
-def test_abort_stops_the_stream(nb: Notebook, workdir: Path) -> None:
+@pytest.mark.parametrize("how", ["button", "escape"])
+def test_abort_stops_the_stream(nb: Notebook, workdir: Path, how: str) -> None:
+    """The Abort button, or Escape while the panel has focus, stops the stream mid-answer."""
     name = _notebook(
         workdir,
-        "abort.ipynb",
+        f"abort-{how}.ipynb",
         f"[faux_assistant_message({LONG_TEXT!r})]",
         "%%agent --model faux\nTalk for a long time.",
     )
@@ -236,37 +238,22 @@ def test_abort_stops_the_stream(nb: Notebook, workdir: Path) -> None:
     nb.start_run_all()
     panel = _panel(nb)
     expect(_last_text(panel)).to_contain_text("word002")
-    panel.locator("button.pi-abort").click()
+    if how == "button":
+        panel.locator("button.pi-abort").click()
+    else:
+        panel.locator("textarea.pi-input").focus()
+        nb.page.keyboard.press("Escape")
     expect(panel).to_have_attribute("data-state", "aborted")
     expect(panel).to_contain_text(re.compile("abort", re.IGNORECASE))
     # The cell finishes (the run-all promise resolves, the kernel is idle) ...
     nb.wait_run_done()
     assert nb.execution_count(1) is not None
-    nb.snap("aborted", panel)
+    nb.snap(f"aborted-{how}", panel)
     # ... and the stream stopped well before the end of the scripted text.
     text = _last_text(panel).text_content() or ""
     assert "THE-END" not in text
     assert LONG_TEXT.startswith(text.strip())
     expect(panel).to_have_attribute("data-state", "aborted")
-    _assert_clean(nb)
-
-
-def test_escape_in_the_panel_aborts(nb: Notebook, workdir: Path) -> None:
-    name = _notebook(
-        workdir,
-        "escape.ipynb",
-        f"[faux_assistant_message({LONG_TEXT!r})]",
-        "%%agent --model faux\nTalk for a long time.",
-    )
-    nb.open(name)
-    nb.start_run_all()
-    panel = _panel(nb)
-    expect(_last_text(panel)).to_contain_text("word002")
-    panel.locator("textarea.pi-input").focus()
-    nb.page.keyboard.press("Escape")
-    expect(panel).to_have_attribute("data-state", "aborted")
-    nb.wait_run_done()
-    assert "THE-END" not in (_last_text(panel).text_content() or "")
     _assert_clean(nb)
 
 
