@@ -38,6 +38,7 @@ from .types import (
     BeforeToolCallContext,
     BeforeToolCallResult,
     ToolExecutionMode,
+    ToolFailure,
     TurnContext,
     TurnUpdate,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolFailure",
     "TurnContext",
     "TurnEndEvent",
     "TurnStartEvent",

@@ -39,6 +39,7 @@ from .types import (
     AgentTool,
     AgentToolResult,
     BeforeToolCallContext,
+    ToolFailure,
 )
 
 Emit = Callable[[Any], Awaitable[None]]
@@ -78,8 +79,10 @@ class BatchResult:
     terminate: bool
 
 
-def error_result(message: str) -> AgentToolResult:
-    return AgentToolResult(content=[TextContent(text=message)], details={})
+def error_result(message: str, details: Any = None) -> AgentToolResult:
+    return AgentToolResult(
+        content=[TextContent(text=message)], details={} if details is None else details
+    )
 
 
 class ToolBatch:
@@ -225,6 +228,8 @@ class ToolBatch:
             if not isinstance(result, AgentToolResult):
                 result = AgentToolResult.model_validate(result)
             outcome = Outcome(result, False)
+        except ToolFailure as exc:
+            outcome = Outcome(error_result(_text_of(exc), exc.details), True)
         except Exception as exc:
             outcome = Outcome(error_result(_text_of(exc)), True)
         finally:

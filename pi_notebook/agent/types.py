@@ -44,6 +44,18 @@ class AgentToolResult(WireModel):
     terminate: bool = False
 
 
+class ToolFailure(Exception):
+    """Raise from a tool to fail the call and keep ``details`` on its error result.
+
+    Any other exception fails the call too (its text is the error result), with empty details,
+    as in Pi; this one lets a tool say what it did before failing (say, the variables it wrote).
+    """
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
 ToolUpdate: TypeAlias = Callable[[AgentToolResult], None]
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent.types import AgentTool, AgentToolResult, ToolUpdate
+from ..agent.types import AgentTool, AgentToolResult, ToolFailure, ToolUpdate
 from ..ai import AbortSignal, TextContent
 from .execution import DEFAULT_OUTPUT_CHARS, RunOutcome, run_code
 from .journal import ABSENT, DEFAULT_LIMIT_BYTES, Snapshot, UndoJournal, UndoReport, deep_size
@@ -42,8 +42,8 @@ _SKIP_SNAPSHOT += (frozenset, types.ModuleType, types.FunctionType, types.Builti
 """Values that cannot change in place (or that a snapshot would not help with)."""
 
 
-class ToolError(Exception):
-    """A tool failure whose text is the error result the model sees."""
+class ToolError(ToolFailure):
+    """A tool failure whose text is the error result the model sees (details kept)."""
 
 
 def _ipython_namespace() -> tuple[dict[str, Any], Callable[[], Iterable[str]]]:
@@ -379,7 +379,7 @@ def _write_result(result: WriteResult, limits: _Limits, extra: list[str]) -> Age
     parts.extend(result.notes)
     text = bounded("\n".join(parts), limits.max_chars + 2 * limits.output_chars)
     if outcome.aborted or outcome.error is not None or result.refused:
-        raise ToolError(text)
+        raise ToolError(text, details)  # the panel still shows what was written before
     return _text(text, details)
 
 

@@ -420,3 +420,27 @@ async def test_a_tool_that_ignores_an_abort_is_abandoned_after_the_grace(
     assert end.is_error
     assert log.types()[-2:] == ["turn_end", "agent_end"]
     assert faux.call_count == 1  # no request after the abort
+
+
+async def test_tool_failure_keeps_its_details_other_exceptions_do_not(
+    faux: FauxProvider, log: Log
+) -> None:
+    from pi_notebook.agent import ToolFailure
+
+    async def fails_with_details(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        raise ToolFailure("half done", {"written": ["x"]})
+
+    async def plain_raise(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        raise ValueError("boom")
+
+    tools = [
+        AgentTool(name=name, description="d", parameters={"type": "object"}, execute=fn)
+        for name, fn in (("detailed", fails_with_details), ("plain", plain_raise))
+    ]
+    faux.set_responses([calls(("detailed", "d1"), ("plain", "p1")), faux_assistant_message("ok")])
+    await run(faux, log, *tools)
+    results = [e.message for e in log.of("message_end") if e.message.role == "toolResult"]
+    assert [(m.is_error, m.content[0].text, m.details) for m in results] == [
+        (True, "half done", {"written": ["x"]}),
+        (True, "boom", {}),
+    ]

@@ -123,6 +123,8 @@ async def test_exception_is_an_error_result_with_short_traceback_and_changes_so_
     text = text_of(result)
     assert text.startswith("stdout:\nhi\nTraceback (most recent call last):")
     assert "KeyError: 'k'" in text and "namespace: created a" in text
+    # The error result keeps the diff in its details, so the panel shows what was written.
+    assert result.details["namespace_diff"] == {"created": ["a"], "changed": [], "deleted": []}
 
 
 @pytest.mark.parametrize(
