@@ -34,6 +34,7 @@ from ..ai import (
 from ..ai import stream as default_stream
 from ..ai._base import shallow_copy, trusted
 from ..ai.events import PartialEvent, StartEvent
+from ..ai.partial import REQUEST_ABORTED
 from ..ai.registry import StreamFunction
 from ._hooks import call_hook, field_of
 from .events import (
@@ -53,7 +54,6 @@ Emit = Callable[[Any], Awaitable[None]]
 
 CANNOT_CONTINUE_EMPTY = "Cannot continue: no messages in context"
 CANNOT_CONTINUE_ASSISTANT = "Cannot continue from message role: assistant"
-REQUEST_ABORTED = "Request was aborted"
 
 _AGENT_START = AgentStartEvent()
 _TURN_START = TurnStartEvent()

@@ -38,7 +38,7 @@ from .events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from .partial import grow_text, grow_thinking
+from .partial import aborted_event, grow_text, grow_thinking
 from .registry import register_api_provider, unregister_api_provider
 from .types import (
     AssistantContent,
@@ -63,7 +63,6 @@ DEFAULT_MODEL_ID = "faux-1"
 DEFAULT_MODEL_NAME = "Faux Model"
 DEFAULT_BASE_URL = "http://localhost:0"
 NO_MORE_RESPONSES = "No more faux responses queued"
-ABORTED = "Request was aborted"
 
 
 @dataclass
@@ -341,12 +340,12 @@ class FauxProvider:
         partial = message.model_copy(update={"content": []})
         content: list[AssistantContent] = partial.content
         if signal is not None and signal.aborted:
-            yield _aborted(partial)
+            yield aborted_event(partial)
             return
         yield trusted(StartEvent, {"type": "start", "partial": partial})
         for index, block in enumerate(message.content):
             if signal is not None and signal.aborted:
-                yield _aborted(partial)
+                yield aborted_event(partial)
                 return
             if block.type == "toolCall":
                 content.append(ToolCall(id=block.id, name=block.name, arguments={}))
@@ -365,7 +364,7 @@ class FauxProvider:
             for chunk in self._chunks(full):
                 paced = self.tokens_per_second or (signal is not None and signal.aborted)
                 if paced and await self._pause_aborted(chunk, signal):
-                    yield _aborted(partial)
+                    yield aborted_event(partial)
                     return
                 yield grow(partial, index, chunk)
             if block.type == "toolCall":
@@ -464,12 +463,6 @@ class FauxProvider:
             error_message=text,
         )
 
-
-def _aborted(partial: AssistantMessage) -> ErrorEvent:
-    message = partial.model_copy(
-        update={"stop_reason": "aborted", "error_message": ABORTED, "timestamp": now_ms()}
-    )
-    return trusted(ErrorEvent, {"type": "error", "reason": "aborted", "error": message})
 
 
 def _toolcall_delta(partial: AssistantMessage, index: int, delta: str) -> ToolCallDeltaEvent:

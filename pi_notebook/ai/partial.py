@@ -8,8 +8,11 @@ these on the per-token path; they never validate.
 from __future__ import annotations
 
 from ._base import append_str, trusted
-from .events import TextDeltaEvent, ThinkingDeltaEvent
-from .types import AssistantMessage
+from .events import ErrorEvent, TextDeltaEvent, ThinkingDeltaEvent
+from .types import AssistantMessage, now_ms
+
+REQUEST_ABORTED = "Request was aborted"
+"""The ``error_message`` of every reply cut short by an abort (Pi's text)."""
 
 
 def grow_text(partial: AssistantMessage, index: int, delta: str) -> TextDeltaEvent:
@@ -28,3 +31,11 @@ def grow_thinking(partial: AssistantMessage, index: int, delta: str) -> Thinking
         ThinkingDeltaEvent,
         {"type": "thinking_delta", "content_index": index, "delta": delta, "partial": partial},
     )
+
+
+def aborted_event(partial: AssistantMessage) -> ErrorEvent:
+    """The terminal ``error`` event of a stream aborted mid-reply: ``partial`` as it stands."""
+    message = partial.model_copy(
+        update={"stop_reason": "aborted", "error_message": REQUEST_ABORTED, "timestamp": now_ms()}
+    )
+    return trusted(ErrorEvent, {"type": "error", "reason": "aborted", "error": message})

@@ -40,7 +40,7 @@ from .events import (
     ToolCallStartEvent,
 )
 from .json_parse import parse_streaming_json
-from .partial import grow_text, grow_thinking
+from .partial import aborted_event, grow_text, grow_thinking
 from .registry import register_api_provider, resolve_stream, stream, unregister_api_provider
 from .types import (
     AssistantMessage,
@@ -57,7 +57,6 @@ FORMAT = "pi-notebook-replay"
 VERSION = 1
 RECORD_ENV = "PI_NOTEBOOK_RECORD"
 REPLAY_PROVIDER = "replay"
-ABORTED = "Request was aborted"
 
 #: Message fields that differ between two runs of the same conversation.
 _VOLATILE = frozenset({"timestamp", "usage", "responseId", "responseModel", "diagnostics"})
@@ -359,12 +358,6 @@ def check_replay(messages: Sequence[Any]) -> None:
                 raise ReplayDivergence(str(entry.get("message", "replay diverged")))
 
 
-def _aborted(partial: AssistantMessage) -> ErrorEvent:
-    message = partial.model_copy(
-        update={"stop_reason": "aborted", "error_message": ABORTED, "timestamp": now_ms()}
-    )
-    return trusted(ErrorEvent, {"type": "error", "reason": "aborted", "error": message})
-
 
 async def _play(
     call: RecordedCall, options: StreamOptions | None
@@ -378,7 +371,7 @@ async def _play(
     signal = options.signal if options else None
     for record in call.events:
         if signal is not None and signal.aborted:
-            yield _aborted(partial)
+            yield aborted_event(partial)
             return
         kind = record["type"]
         index = record.get("content_index", 0)

@@ -32,9 +32,9 @@ import httpx
 from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
 from ..events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
+from ..partial import REQUEST_ABORTED
 from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, Usage, now_ms
 
-ABORTED_MESSAGE = "Request was aborted"
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 MAX_ERROR_BODY_CHARS = 4000
@@ -519,14 +519,14 @@ async def _drive(
         aborted = signal is not None and signal.aborted
         if aborted and task is not None:
             task.uncancel()
-        _fail(stream, output, "aborted", ABORTED_MESSAGE)
+        _fail(stream, output, "aborted", REQUEST_ABORTED)
         if not aborted:
             raise
     except _Aborted:
-        _fail(stream, output, "aborted", ABORTED_MESSAGE)
+        _fail(stream, output, "aborted", REQUEST_ABORTED)
     except Exception as exc:
         if signal is not None and signal.aborted:
-            _fail(stream, output, "aborted", ABORTED_MESSAGE)
+            _fail(stream, output, "aborted", REQUEST_ABORTED)
         else:
             _fail(stream, output, "error", redact(describe_exception(exc), secrets) or "Error")
     finally:
@@ -587,7 +587,7 @@ def merge_headers(*sources: dict[str, str] | dict[str, str | None] | None) -> di
 
 
 __all__ = [
-    "ABORTED_MESSAGE",
+    "REQUEST_ABORTED",
     "PreparedRequest",
     "ProviderError",
     "SSEDecoder",
