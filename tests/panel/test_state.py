@@ -89,6 +89,22 @@ def test_tool_card_passes_through_pending_running_progress_done() -> None:
     assert json.loads(args) == {"n": 3}, "the arguments grow while the model streams them"
 
 
+def test_a_snapshot_mid_stream_shows_the_arguments_streamed_so_far() -> None:
+    events = tool_run()
+    ops = OpList()
+    state = PanelState(ops, model="faux/faux-1")
+    seen = ""
+    checked = 0
+    for event in events:
+        state.apply(event)
+        sub = getattr(event, "assistant_message_event", None)
+        if sub is not None and sub.type == "toolcall_delta" and sub.content_index == 2:
+            seen += sub.delta
+            assert state.materialize()["tools"]["c1"]["args_text"] == seen
+            checked += 1
+    assert checked > 1 and json.loads(seen) == {"n": 3}
+
+
 def test_lifecycle_tree_from_the_ten_events() -> None:
     state, _ = reduce(tool_run())
     nodes = state.data["lifecycle"]

@@ -108,18 +108,20 @@ def initial_state(model: str = "", step: bool = False) -> dict[str, Any]:
 
 
 class _OpenBlock:
-    """A streaming text/thinking block: its parts and its op path (built once)."""
+    """A string growing while it streams (a text/thinking block's ``text``, a tool card's
+    ``args_text``): its parts and its op path (built once), joined only when read."""
 
-    __slots__ = ("block", "parts", "path")
+    __slots__ = ("block", "key", "parts", "path")
 
-    def __init__(self, block: dict[str, Any], path: Path) -> None:
+    def __init__(self, block: dict[str, Any], path: Path, key: str = "text") -> None:
         self.block = block
+        self.key = key
         self.parts: list[str] = []
         self.path = path
 
     def materialize(self) -> None:
         if self.parts:
-            self.block["text"] += "".join(self.parts)
+            self.block[self.key] += "".join(self.parts)
             self.parts = []
 
 
@@ -143,7 +145,7 @@ class PanelState:
         self._message_index: int | None = None
         self._blocks: dict[int, _OpenBlock] = {}
         self._tool_of_index: dict[int, str] = {}
-        self._args_paths: dict[str, Path] = {}
+        self._open_args: dict[str, _OpenBlock] = {}
         self._run_node: int | None = None
         self._turn_node: int | None = None
         self._message_node: int | None = None
@@ -197,8 +199,7 @@ class PanelState:
 
     def materialize(self) -> dict[str, Any]:
         """Fold buffered text parts into ``data`` and return it (for snapshots)."""
-        for open_block in self._blocks.values():
-            open_block.materialize()
+        self._materialize_open()
         if self._t0 is not None and not self.ended:
             self.data["status"]["elapsed_ms"] = self._elapsed()
         return self.data
@@ -253,6 +254,7 @@ class PanelState:
             }
             self._message_index = index
             self._blocks = {}
+            self._open_args = {}
             self._tool_of_index = {}
             self._status("state", "streaming")
         else:
@@ -279,9 +281,13 @@ class PanelState:
             if tool_id is None:
                 tool_id = self._tool_block(sub.content_index, sub.partial)
             if tool_id is not None:
-                card = self.data["tools"][tool_id]
-                card["args_text"] += sub.delta
-                self.sink.append(self._args_paths[tool_id], sub.delta)
+                args = self._open_args.get(tool_id)
+                if args is None:
+                    card = self.data["tools"][tool_id]
+                    args = _OpenBlock(card, ["tools", tool_id, "args_text"], "args_text")
+                    self._open_args[tool_id] = args
+                args.parts.append(sub.delta)
+                self.sink.append(args.path, sub.delta)
             self.events.append({"type": "message_update", "t": self._now(), "update": kind})
             return
         self.events.append({"type": "message_update", "t": self._now(), "update": kind})
@@ -304,6 +310,9 @@ class PanelState:
                 sub.content_index, sub.partial
             )
             if tool_id is not None:
+                args = self._open_args.pop(tool_id, None)
+                if args is not None:
+                    args.materialize()
                 self._set(["tools", tool_id, "args_text"], _args_text(call.arguments))
 
     def _mi(self) -> int:
@@ -316,6 +325,12 @@ class PanelState:
             return None
         entry: dict[str, Any] = self.data["messages"][self._message_index]
         return entry
+
+    def _materialize_open(self) -> None:
+        for open_block in self._blocks.values():
+            open_block.materialize()
+        for args in self._open_args.values():
+            args.materialize()
 
     def _open_block(self, content_index: int, kind: str) -> _OpenBlock | None:
         entry = self._message_entry()
@@ -362,7 +377,6 @@ class PanelState:
             "diff": None,
         }
         self._set(["tools", tool_id], card)
-        self._args_paths[tool_id] = ["tools", tool_id, "args_text"]
 
     def _on_message_end(self, event: Any) -> None:
         message = event.message
@@ -372,8 +386,7 @@ class PanelState:
         entry = self._message_entry()
         if role != "assistant" or entry is None:
             return
-        for open_block in self._blocks.values():
-            open_block.materialize()
+        self._materialize_open()
         self._reconcile(entry, message)
         self._set(["messages", self._mi(), "stop_reason"], message.stop_reason)
         if message.error_message:
@@ -392,6 +405,7 @@ class PanelState:
         self._status("elapsed_ms", self._elapsed())
         self._message_index = None
         self._blocks = {}
+        self._open_args = {}
         self._tool_of_index = {}
 
     def _reconcile(self, entry: dict[str, Any], message: Any) -> None:
