@@ -40,7 +40,6 @@ from typing import Any, SupportsIndex, TextIO
 from ..ai import AbortSignal
 
 DEFAULT_OUTPUT_CHARS = 4000
-_WAKE_SECONDS = 0.05
 
 
 class RunAborted(BaseException):
@@ -420,11 +419,9 @@ async def _wait(
     if signal is not None:
         waiting.append(asyncio.ensure_future(signal.wait()))
     try:
-        while not any(future.done() for future in waiting):
-            # Wake the loop now and then: a SIGINT (the kernel's stop button) that the OS
-            # delivered to the worker thread only trips Python's flag, and the main thread runs
-            # the handler -- which cancels the cell and so aborts this run -- only once it wakes.
-            await asyncio.wait(waiting, timeout=_WAKE_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        # A kernel interrupt that the OS delivers to the worker thread still wakes this wait:
+        # the extension gives the loop a signal wake-up socket (pi_notebook.notebook.interrupts).
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for future in waiting[1:]:
             future.cancel()
