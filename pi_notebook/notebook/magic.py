@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
@@ -46,6 +46,9 @@ from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, format_help, parse_options
 from .render import final_text, render_transcript
 from .session import NotebookSession, get_session
+
+if TYPE_CHECKING:
+    from .panel import AgentPanel
 
 UI_ENV = "PI_NOTEBOOK_UI"
 REPLY_VARIABLE = "_agent_reply"
@@ -188,15 +191,14 @@ def _max_turns_hook(
 
 
 def _install_tool_hooks(
-    agent: Agent, options: AgentOptions, namespace: dict[str, Any], panel: Any
+    agent: Agent, options: AgentOptions, namespace: dict[str, Any], panel: AgentPanel | None
 ) -> Callable[[], None]:
     """Start this run's undo step and install ``--approve``; returns what undoes the hook."""
     begin_run(namespace)
     if options.approve is None:
         return lambda: None
     previous = agent.before_tool_call
-    live = panel[0] if isinstance(panel, tuple) else panel
-    panel_approver = getattr(live, "request_approval", None)
+    panel_approver = panel.request_approval if panel is not None else None
 
     def approver() -> Approver | None:
         found = current_approver()
@@ -230,7 +232,8 @@ async def execute(
     start = len(agent.state.messages)
     unsubscribe = agent.subscribe(record)
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
-    panel = None if plain_mode(options) else _open_panel(agent, options, namespace)
+    opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
+    panel = opened[0] if opened is not None else None
     previous_hook = agent.should_stop_after_turn
     if options.max_turns is not None:
         agent.should_stop_after_turn = _max_turns_hook(agent, options.max_turns)
@@ -252,14 +255,16 @@ async def execute(
         text = render_transcript(new_messages)
         if interrupted:
             text = f"{text}\n{INTERRUPTED}" if text else INTERRUPTED
-        if panel is None:
+        if opened is None:
             show(text)  # plain mode: the final transcript, printed once
         else:
-            _close_panel(*panel, interrupted)
+            _close_panel(*opened, interrupted)
     check_replay(new_messages)  # a replay that diverged from its recording fails the cell
 
 
-def _open_panel(agent: Agent, options: AgentOptions, namespace: dict[str, Any]) -> tuple[Any, Any]:
+def _open_panel(
+    agent: Agent, options: AgentOptions, namespace: dict[str, Any]
+) -> tuple[AgentPanel, Any]:
     """Display a live :class:`AgentPanel` following ``agent``; (panel, display handle)."""
     from IPython.display import display
 
@@ -272,7 +277,7 @@ def _open_panel(agent: Agent, options: AgentOptions, namespace: dict[str, Any]) 
     return panel, handle
 
 
-def _close_panel(panel: Any, handle: Any, interrupted: bool) -> None:
+def _close_panel(panel: AgentPanel, handle: Any, interrupted: bool) -> None:
     """End of run: last frame and state, then the output also gets the static transcript."""
     from IPython.display import DisplayHandle
 
