@@ -34,11 +34,10 @@ from ..ai.replay import check_replay
 from ..tools import (
     BUILTIN_COLLECTIONS,
     ApprovalMode,
-    Approver,
     approval_hook,
     begin_run,
     builtin_tools,
-    current_approver,
+    preferring_programmatic,
     refresh_tools,
 )
 from ..tools import undo as undo_tools
@@ -198,12 +197,7 @@ def _install_tool_hooks(
     if options.approve is None:
         return lambda: None
     previous = agent.before_tool_call
-    panel_approver = panel.request_approval if panel is not None else None
-
-    def approver() -> Approver | None:
-        found = current_approver()
-        return found if found is not None else panel_approver
-
+    approver = preferring_programmatic(panel.request_approval if panel is not None else None)
     mode: ApprovalMode = "all" if options.approve == "all" else "writes"
     agent.before_tool_call = approval_hook(mode, approver, previous)
 

@@ -23,8 +23,8 @@ from .approval import (
     Approver,
     approval_hook,
     current_approver,
+    preferring_programmatic,
     set_approver,
-    set_panel_approver,
     writes_namespace,
 )
 from .function_tool import is_function_tool, refresh_tools, tool
@@ -78,10 +78,10 @@ __all__ = [
     "current_approver",
     "is_function_tool",
     "notebook_tools",
+    "preferring_programmatic",
     "protect",
     "refresh_tools",
     "set_approver",
-    "set_panel_approver",
     "summarize",
     "to_result",
     "tool",

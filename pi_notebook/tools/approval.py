@@ -3,11 +3,10 @@
 :class:`ApprovalRequest` is what an approver sees; an :data:`Approver` answers it (``True``
 approves). :func:`approval_hook` builds the ``before_tool_call`` hook the ``%%agent --approve``
 option installs: in ``"writes"`` mode it asks before tools that write the namespace or run code,
-in ``"all"`` mode before every tool. The approver comes from :func:`current_approver`: one set
-with :func:`set_approver` (programmatic, e.g. tests or a custom UI) wins over the live panel's
-(registered by the panel with :func:`set_panel_approver`). With neither, a call that needs an
-approval is refused with a reason that says why. A denial is the error result
-``"denied by user"``.
+in ``"all"`` mode before every tool. The ``%%agent`` magic asks the approver set with
+:func:`set_approver` (programmatic, e.g. tests or a custom UI) if there is one, else the live
+panel. With neither, a call that needs an approval is refused with a reason that says why. A
+denial is the error result ``"denied by user"``.
 
 This module must never block the event loop while waiting for an answer and never approve on
 its own.
@@ -19,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from ..agent._hooks import call_hook, field_of
 from ..agent.types import AgentTool, BeforeToolCallContext, BeforeToolCallResult
 from ..ai import AbortSignal
 
@@ -42,7 +42,6 @@ Approver: TypeAlias = Callable[[ApprovalRequest, AbortSignal | None], Awaitable[
 ApproverGetter: TypeAlias = Callable[[], Approver | None]
 
 _programmatic: Approver | None = None
-_panel: Approver | None = None
 
 
 def set_approver(approver: Approver | None) -> None:
@@ -51,15 +50,20 @@ def set_approver(approver: Approver | None) -> None:
     _programmatic = approver
 
 
-def set_panel_approver(approver: Approver | None) -> None:
-    """For the panel: register the live panel's ``request_approval`` (``None`` when it closes)."""
-    global _panel
-    _panel = approver
-
-
 def current_approver() -> Approver | None:
-    """The approver in force: the programmatic one, else the live panel's, else ``None``."""
-    return _programmatic if _programmatic is not None else _panel
+    """The approver set with :func:`set_approver`, if any."""
+    return _programmatic
+
+
+def preferring_programmatic(fallback: Approver | None) -> ApproverGetter:
+    """A getter for :func:`approval_hook`: the :func:`set_approver` one, else ``fallback``
+    (the ``%%agent`` magic passes the live panel's ``request_approval``)."""
+
+    def get() -> Approver | None:
+        found = current_approver()
+        return found if found is not None else fallback
+
+    return get
 
 
 def writes_namespace(tool: AgentTool) -> bool:
@@ -109,15 +113,8 @@ def approval_hook(
 
     async def before_tool_call(context: BeforeToolCallContext, signal: AbortSignal | None) -> Any:
         if previous is not None:
-            decision = previous(context, signal)
-            if isinstance(decision, Awaitable):
-                decision = await decision
-            blocked = (
-                decision.get("block", False)
-                if isinstance(decision, dict)
-                else getattr(decision, "block", False)
-            )
-            if blocked:
+            decision = await call_hook(previous, context, signal)
+            if field_of(decision, "block", False):
                 return decision
         call = context.tool_call
         tool = next((t for t in context.context.tools if t.name == call.name), None)
@@ -146,8 +143,8 @@ __all__ = [
     "approval_hook",
     "current_approver",
     "no_approver_reason",
+    "preferring_programmatic",
     "set_approver",
-    "set_panel_approver",
     "summarize",
     "writes_namespace",
 ]

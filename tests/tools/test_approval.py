@@ -16,8 +16,8 @@ from pi_notebook.tools import (
     approval_hook,
     current_approver,
     notebook_tools,
+    preferring_programmatic,
     set_approver,
-    set_panel_approver,
     tool,
     workspace,
 )
@@ -44,7 +44,6 @@ class Recorder:
 def no_global_approvers() -> Iterator[None]:
     yield
     set_approver(None)
-    set_panel_approver(None)
 
 
 def namespace() -> dict[str, Any]:
@@ -148,12 +147,12 @@ async def test_a_previous_hook_that_blocks_wins_without_asking(faux: FauxProvide
 def test_programmatic_approver_wins_over_the_panel() -> None:
     panel, mine = Recorder(), Recorder()
     assert current_approver() is None
-    set_panel_approver(panel)
-    assert current_approver() is panel
+    get = preferring_programmatic(panel)
+    assert get() is panel
     set_approver(mine)
-    assert current_approver() is mine
+    assert current_approver() is mine and get() is mine
     set_approver(None)
-    assert current_approver() is panel
+    assert get() is panel
 
 
 def test_unknown_mode_is_rejected() -> None:
