@@ -13,14 +13,13 @@ from .state import PanelState, redact
 from .static import render_static_html
 from .step import StepGate
 from .transport import Transport
-from .widget import AgentPanel, active_panel
+from .widget import AgentPanel
 
 __all__ = [
     "AgentPanel",
     "PanelState",
     "StepGate",
     "Transport",
-    "active_panel",
     "escape_html",
     "redact",
     "render_markdown",

@@ -41,14 +41,6 @@ _ESM, _CSS = frontend()
 _STRUCTURAL = frozenset(("message_start", "message_end", "turn_end", "agent_end"))
 
 
-_active: AgentPanel | None = None
-
-
-def active_panel() -> AgentPanel | None:
-    """The panel following a run right now (attached, not finished), or None."""
-    return _active
-
-
 class AgentPanel(anywidget.AnyWidget):
     """Live view and controls of one agent run (see the module docstring)."""
 
@@ -106,8 +98,6 @@ class AgentPanel(anywidget.AnyWidget):
 
     def attach(self, agent: Agent) -> Callable[[], None]:
         """Follow ``agent``'s events (call on its loop); returns the unsubscriber."""
-        global _active
-        _active = self
         self._agent = agent
         try:
             self._loop = asyncio.get_running_loop()
@@ -143,9 +133,6 @@ class AgentPanel(anywidget.AnyWidget):
 
     def finish(self, note: str | None = None) -> None:
         """End of the run: last frame, full state into the trait, step gate open."""
-        global _active
-        if _active is self:
-            _active = None
         if note is not None:
             self._state.set_note(note)
         self._step.run_to_end()
@@ -295,4 +282,4 @@ def _message_text(message: Any) -> str:
     return "\n".join(getattr(b, "text", "") for b in content if getattr(b, "type", "") == "text")
 
 
-__all__ = ["WIDGET_MIME", "AgentPanel", "active_panel"]
+__all__ = ["WIDGET_MIME", "AgentPanel"]
