@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..ai import (
@@ -36,9 +36,11 @@ from .events import (
     MessageStartEvent,
     TurnEndEvent,
 )
-from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
+from .loop import CANNOT_CONTINUE_ASSISTANT, awaited, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
 from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
+
+_isawaitable = inspect.isawaitable
 
 PROMPT_BUSY = (
     "Agent is already processing a prompt. Use steer() or follow_up() to queue messages, "
@@ -117,10 +119,16 @@ class _ActiveRun:
     idle: asyncio.Future[None]
 
 
-@dataclass
 class _Subscription:
-    fn: Callable[..., Any]
-    takes_signal: bool = field(default=True)
+    """One ``subscribe()``: the listener, called as ``call(event, signal)`` whatever it takes."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, listener: Callable[..., Any]) -> None:
+        if _takes_two_arguments(listener):
+            self.call: Callable[[Any, AbortSignal], Any] = listener
+        else:
+            self.call = lambda event, signal: listener(event)
 
 
 class Agent:
@@ -236,7 +244,7 @@ class Agent:
 
     def subscribe(self, listener: Listener | Callable[[Any], Any]) -> Callable[[], None]:
         """Add ``listener(event, signal)`` (or ``listener(event)``); returns ``unsubscribe``."""
-        subscription = _Subscription(listener, _takes_two_arguments(listener))
+        subscription = _Subscription(listener)
         self._listeners = (*self._listeners, subscription)
 
         def unsubscribe() -> None:
@@ -418,10 +426,11 @@ class Agent:
             error_message=str(exc) or type(exc).__name__,
             timestamp=now_ms(),
         )
-        await self._process_events(MessageStartEvent(message=failure))
-        await self._process_events(MessageEndEvent(message=failure))
-        await self._process_events(TurnEndEvent(message=failure, tool_results=[]))
-        await self._process_events(AgentEndEvent(messages=[failure]))
+        emit = awaited(self._process_events)
+        await emit(MessageStartEvent(message=failure))
+        await emit(MessageEndEvent(message=failure))
+        await emit(TurnEndEvent(message=failure, tool_results=[]))
+        await emit(AgentEndEvent(messages=[failure]))
 
     def _finish_run(self, run: _ActiveRun) -> None:
         state = self.state
@@ -437,19 +446,28 @@ class Agent:
 
     # -- the sink --------------------------------------------------------------------------
 
-    async def _process_events(self, event: Any) -> None:
+    def _process_events(self, event: Any) -> Awaitable[None] | None:
+        """The loop's sink: reduce the state, then call the listeners in order.
+
+        Returns nothing when every listener returned synchronously (the per-token case: no
+        coroutine, no task switch); otherwise a coroutine that awaits the listener that
+        returned an awaitable, then calls and awaits the rest.
+        """
         run = self._active
         if run is None:
             raise RuntimeError(LISTENER_OUTSIDE_RUN)
-        self._reduce(event)
+        if event.type == "message_update":
+            self.state.streaming_message = event.message
+        else:
+            self._reduce(event)
         signal = run.controller.signal
-        for subscription in self._listeners:
-            if subscription.takes_signal:
-                result = subscription.fn(event, signal)
-            else:
-                result = subscription.fn(event)
-            if result is not None and inspect.isawaitable(result):
-                await result
+        listeners = self._listeners
+        for subscription in listeners:
+            result = subscription.call(event, signal)
+            if result is not None and _isawaitable(result):
+                rest = listeners[listeners.index(subscription) + 1 :]
+                return _settle_listeners(result, rest, event, signal)
+        return None
 
     def _reduce(self, event: Any) -> None:
         state = self.state
@@ -472,6 +490,20 @@ class Agent:
                 state.error_message = event.message.error_message
         elif kind == "agent_end":
             state.streaming_message = None
+
+
+async def _settle_listeners(
+    pending: Awaitable[Any],
+    rest: tuple[_Subscription, ...],
+    event: Any,
+    signal: AbortSignal,
+) -> None:
+    """Await ``pending``, then call and await the remaining listeners one by one."""
+    await pending
+    for subscription in rest:
+        result = subscription.call(event, signal)
+        if result is not None and _isawaitable(result):
+            await result
 
 
 def _as_message(message: AgentMessage | str) -> AgentMessage:

@@ -10,48 +10,48 @@ from __future__ import annotations
 from typing import Any, Literal, TypeAlias
 
 from ..ai import AgentMessage, AssistantMessage, AssistantMessageEvent, ToolResultMessage
-from ..ai._base import WireModel
+from ..ai._base import EventModel
 from .types import AgentToolResult
 
 
-class AgentStartEvent(WireModel):
+class AgentStartEvent(EventModel):
     type: Literal["agent_start"] = "agent_start"
 
 
-class AgentEndEvent(WireModel):
+class AgentEndEvent(EventModel):
     type: Literal["agent_end"] = "agent_end"
     messages: list[Any]
     """Every message this run added to the transcript."""
 
 
-class TurnStartEvent(WireModel):
+class TurnStartEvent(EventModel):
     type: Literal["turn_start"] = "turn_start"
 
 
-class TurnEndEvent(WireModel):
+class TurnEndEvent(EventModel):
     type: Literal["turn_end"] = "turn_end"
     message: AssistantMessage
     tool_results: list[ToolResultMessage]
 
 
-class MessageStartEvent(WireModel):
+class MessageStartEvent(EventModel):
     type: Literal["message_start"] = "message_start"
     message: Any
 
 
-class MessageUpdateEvent(WireModel):
+class MessageUpdateEvent(EventModel):
     type: Literal["message_update"] = "message_update"
     message: AssistantMessage
     """A shallow copy of the partial message: top-level fields frozen, content shared."""
     assistant_message_event: Any
 
 
-class MessageEndEvent(WireModel):
+class MessageEndEvent(EventModel):
     type: Literal["message_end"] = "message_end"
     message: Any
 
 
-class ToolExecutionStartEvent(WireModel):
+class ToolExecutionStartEvent(EventModel):
     type: Literal["tool_execution_start"] = "tool_execution_start"
     tool_call_id: str
     tool_name: str
@@ -59,7 +59,7 @@ class ToolExecutionStartEvent(WireModel):
     """The raw, unvalidated arguments from the model."""
 
 
-class ToolExecutionUpdateEvent(WireModel):
+class ToolExecutionUpdateEvent(EventModel):
     type: Literal["tool_execution_update"] = "tool_execution_update"
     tool_call_id: str
     tool_name: str
@@ -67,7 +67,7 @@ class ToolExecutionUpdateEvent(WireModel):
     partial_result: AgentToolResult
 
 
-class ToolExecutionEndEvent(WireModel):
+class ToolExecutionEndEvent(EventModel):
     type: Literal["tool_execution_end"] = "tool_execution_end"
     tool_call_id: str
     tool_name: str

@@ -2,8 +2,9 @@
 
 Two nested loops. The inner one runs turns — one model call, then its tool batch — while the
 model keeps calling tools or steering messages are waiting. The outer one asks for follow-up
-messages when the inner one would stop. Every event goes through ``emit`` and is awaited before
-the loop goes on: the sink is an ordering barrier.
+messages when the inner one would stop. Every event goes through ``emit`` and is settled before
+the loop goes on: the sink is an ordering barrier. As in Pi, the sink may return an awaitable
+(awaited) or nothing (a plain function: no task switch per event).
 
 Policy comes in as callbacks on :class:`AgentLoopConfig`; facts go out as events. The loop
 knows nothing of the ``Agent``, sessions or UI.
@@ -17,8 +18,9 @@ follow-up messages, so whatever is still queued stays queued (this follows Pi af
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, cast
+from typing import Any
 
 from ..ai import (
     AbortSignal,
@@ -33,7 +35,6 @@ from ..ai import (
 )
 from ..ai import stream as default_stream
 from ..ai._base import shallow_copy, trusted
-from ..ai.events import PartialEvent, StartEvent
 from ..ai.partial import REQUEST_ABORTED
 from ..ai.registry import StreamFunction
 from ._hooks import call_hook, field_of
@@ -47,10 +48,22 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from .tool_batch import ToolBatch
-from .types import AgentContext, AgentLoopConfig, TurnContext
+from .tool_batch import Emit, ToolBatch
+from .types import AgentContext, AgentEventSink, AgentLoopConfig, TurnContext
 
-Emit = Callable[[Any], Awaitable[None]]
+_isawaitable = inspect.isawaitable
+
+
+def awaited(sink: AgentEventSink) -> Emit:
+    """``sink`` as a coroutine function that settles whatever the sink returns."""
+
+    async def emit(event: Any) -> None:
+        pending = sink(event)
+        if pending is not None and _isawaitable(pending):
+            await pending
+
+    return emit
+
 
 CANNOT_CONTINUE_EMPTY = "Cannot continue: no messages in context"
 CANNOT_CONTINUE_ASSISTANT = "Cannot continue from message role: assistant"
@@ -78,7 +91,7 @@ async def run_agent_loop(
     prompts: list[AgentMessage],
     context: AgentContext,
     config: AgentLoopConfig,
-    emit: Emit,
+    emit: AgentEventSink,
     signal: AbortSignal | None = None,
     stream_fn: StreamFunction | None = None,
 ) -> list[AgentMessage]:
@@ -89,12 +102,12 @@ async def run_agent_loop(
         messages=[*context.messages, *prompts],
         tools=context.tools,
     )
-    await emit(_AGENT_START)
-    await emit(_TURN_START)
-    for prompt in prompts:
-        await emit(trusted(MessageStartEvent, {"type": "message_start", "message": prompt}))
-        await emit(trusted(MessageEndEvent, {"type": "message_end", "message": prompt}))
     run = _LoopRun(current, config, emit, signal, stream_fn, new_messages)
+    await run.emit(_AGENT_START)
+    await run.emit(_TURN_START)
+    for prompt in prompts:
+        await run.emit(trusted(MessageStartEvent, {"type": "message_start", "message": prompt}))
+        await run.emit(trusted(MessageEndEvent, {"type": "message_end", "message": prompt}))
     await run.run()
     return new_messages
 
@@ -109,7 +122,7 @@ def check_can_continue(context: AgentContext) -> None:
 async def run_agent_loop_continue(
     context: AgentContext,
     config: AgentLoopConfig,
-    emit: Emit,
+    emit: AgentEventSink,
     signal: AbortSignal | None = None,
     stream_fn: StreamFunction | None = None,
 ) -> list[AgentMessage]:
@@ -119,9 +132,10 @@ async def run_agent_loop_continue(
     """
     check_can_continue(context)
     new_messages: list[AgentMessage] = []
-    await emit(_AGENT_START)
-    await emit(_TURN_START)
-    await _LoopRun(context, config, emit, signal, stream_fn, new_messages).run()
+    run = _LoopRun(context, config, emit, signal, stream_fn, new_messages)
+    await run.emit(_AGENT_START)
+    await run.emit(_TURN_START)
+    await run.run()
     return new_messages
 
 
@@ -136,14 +150,11 @@ def _event_stream() -> AgentEventStream:
 
 
 def _background(
-    stream: AgentEventStream, run: Callable[[Emit], Awaitable[list[AgentMessage]]]
+    stream: AgentEventStream, run: Callable[[AgentEventSink], Awaitable[list[AgentMessage]]]
 ) -> AgentEventStream:
-    async def push(event: Any) -> None:
-        stream.push(event)
-
     async def drive() -> None:
         try:
-            messages = await run(push)
+            messages = await run(stream.push)
         except BaseException:
             stream.end([])  # unlike Pi, never leave the consumer hanging
             raise
@@ -209,14 +220,15 @@ class _LoopRun:
         self,
         context: AgentContext,
         config: AgentLoopConfig,
-        emit: Emit,
+        sink: AgentEventSink,
         signal: AbortSignal | None,
         stream_fn: StreamFunction | None,
         new_messages: list[AgentMessage],
     ) -> None:
         self.context = context
         self.config = config
-        self.emit = emit
+        self.sink = sink
+        self.emit = awaited(sink)
         self.signal = signal
         self.stream_fn: StreamFunction = stream_fn or default_stream
         self.new_messages = new_messages
@@ -348,36 +360,43 @@ class _LoopRun:
             self.stream_fn(self.model, llm_context, self._stream_options(api_key or config.api_key))
         )
 
-        emit = self.emit
+        # The per-token path: no cast(), no coroutine per event when the sink is a plain
+        # function, and one snapshot of the partial's top-level fields (Pi's ``{...partial}``)
+        # shared by consecutive updates while those fields stay the same.
+        sink = self.sink
         context_messages = self.context.messages
         started = False
+        snapshot: Any = None
         async for event in response:
             kind = event.type
+            if kind == "done" or kind == "error":
+                continue  # the last event; the final message comes from result()
             if kind == "start":
                 started = True
-                partial = cast(StartEvent, event).partial
+                partial = event.partial  # type: ignore[union-attr]
                 context_messages.append(partial)
-                await emit(
-                    trusted(
-                        MessageStartEvent,
-                        {"type": "message_start", "message": shallow_copy(partial)},
-                    )
+                snapshot = shallow_copy(partial)
+                update: Any = trusted(
+                    MessageStartEvent, {"type": "message_start", "message": snapshot}
                 )
-            elif kind == "done" or kind == "error":
-                break
             elif started:
-                partial = cast(PartialEvent, event).partial
+                partial = event.partial  # type: ignore[union-attr]
                 context_messages[-1] = partial
-                await emit(
-                    trusted(
-                        MessageUpdateEvent,
-                        {
-                            "type": "message_update",
-                            "message": shallow_copy(partial),
-                            "assistant_message_event": event,
-                        },
-                    )
+                if snapshot.__dict__ != partial.__dict__:
+                    snapshot = shallow_copy(partial)
+                update = trusted(
+                    MessageUpdateEvent,
+                    {
+                        "type": "message_update",
+                        "message": snapshot,
+                        "assistant_message_event": event,
+                    },
                 )
+            else:
+                continue
+            pending = sink(update)
+            if pending is not None and _isawaitable(pending):
+                await pending
         return await self._emit_final(await response.result(), started=started)
 
     async def _emit_final(self, final: AssistantMessage, *, started: bool) -> AssistantMessage:

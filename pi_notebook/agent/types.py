@@ -192,5 +192,7 @@ class AgentLoopConfig:
     on_response: Callable[..., Any] | None = None
 
 
-AgentEventSink: TypeAlias = Callable[[Any], Awaitable[None]]
+AgentEventSink: TypeAlias = Callable[[Any], Awaitable[None] | None]
+"""Where the loop's events go (Pi's sink): called with each event; an awaitable it returns is
+awaited before the loop goes on. A plain function that returns nothing costs no task switch."""
 LoopStreamFunction: TypeAlias = StreamFunction

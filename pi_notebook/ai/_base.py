@@ -11,6 +11,7 @@ which skips validation and costs about as much as a dataclass.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import (
@@ -60,12 +61,62 @@ class WireModel(BaseModel):
 
 M = TypeVar("M", bound=BaseModel)
 
-_set_attr = object.__setattr__
 _new_object = object.__new__
-# BaseModel keeps its bookkeeping in slots; their descriptors' setters are the cheapest way in.
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+# BaseModel keeps its instance dict and bookkeeping in slots; calling their descriptors'
+# setters directly is the cheapest way in.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_SLOTS = {
+    name: BaseModel.__dict__[name]
+    for name in ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+}
+_set_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
+_set_extra = _SLOTS["__pydantic_extra__"].__set__
+_set_private = _SLOTS["__pydantic_private__"].__set__
+
+
+class _FilledOnFirstUse:
+    """A pydantic bookkeeping slot that takes its default value the first time it is read.
+
+    Stands in front of ``BaseModel``'s slot of the same name: reads and writes go to the
+    slot; a read of a slot nobody filled (an instance built by :func:`trusted`) fills it
+    with ``default(instance)`` first. Pydantic and pydantic-core reach these slots by
+    attribute access, so validation, ``==``, dumps, copies and pickling see ordinary values.
+    """
+
+    def __init__(self, name: str, default: Callable[[BaseModel], Any]) -> None:
+        self._slot = _SLOTS[name]
+        self._default = default
+
+    def __get__(self, obj: BaseModel | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            return self._slot.__get__(obj, owner)
+        except AttributeError:
+            value = self._default(obj)
+            self._slot.__set__(obj, value)
+            return value
+
+    def __set__(self, obj: BaseModel, value: Any) -> None:
+        self._slot.__set__(obj, value)
+
+
+class EventModel(WireModel):
+    """A wire model built by :func:`trusted` from its field dict alone (events, per token).
+
+    Its fields-set (every field given), extra (``{}``) and private (``None``) are filled on
+    first use instead of at construction, which makes a trusted event cost about what a plain
+    object with a ``__dict__`` costs. Validated construction works as for any model.
+    """
+
+    __pydantic_fields_set__ = _FilledOnFirstUse(
+        "__pydantic_fields_set__", lambda obj: set(obj.__dict__)
+    )
+    __pydantic_extra__ = _FilledOnFirstUse("__pydantic_extra__", lambda obj: {})
+    __pydantic_private__ = _FilledOnFirstUse("__pydantic_private__", lambda obj: None)
+
+
+_eager_bookkeeping: dict[type[BaseModel], bool] = {}
 _allows_extra: dict[type[BaseModel], bool] = {}
 
 
@@ -73,16 +124,19 @@ def trusted(cls: type[M], fields: dict[str, Any]) -> M:
     """Build ``cls`` from already-correct ``fields`` without validation.
 
     ``fields`` must name every field of ``cls`` that has no default; defaults are not filled
-    in here (callers on the hot path pass them), which is what keeps this cheap.
+    in here (callers on the hot path pass them), which is what keeps this cheap. For an
+    :class:`EventModel` that is all there is to do; other models get their bookkeeping now.
     """
     obj = _new_object(cls)
-    _set_attr(obj, "__dict__", fields)
-    _set_fields_set(obj, set(fields))
-    extra = _allows_extra.get(cls)
-    if extra is None:
-        extra = _allows_extra[cls] = cls.model_config.get("extra") == "allow"
-    _set_extra(obj, {} if extra else None)
-    _set_private(obj, None)
+    _set_dict(obj, fields)
+    eager = _eager_bookkeeping.get(cls)
+    if eager is None:
+        eager = _eager_bookkeeping[cls] = not issubclass(cls, EventModel)
+        _allows_extra[cls] = cls.model_config.get("extra") == "allow"
+    if eager:
+        _set_fields_set(obj, set(fields))
+        _set_extra(obj, {} if _allows_extra[cls] else None)
+        _set_private(obj, None)
     return obj
 
 
@@ -105,7 +159,7 @@ def shallow_copy(obj: M) -> M:
     What the loop puts in ``message_update`` (Pi's ``{...partial}``): cheap enough for every token.
     """
     new = _new_object(type(obj))
-    _set_attr(new, "__dict__", obj.__dict__.copy())
+    _set_dict(new, obj.__dict__.copy())
     _set_fields_set(new, obj.__pydantic_fields_set__)
     _set_extra(new, obj.__pydantic_extra__)
     _set_private(new, obj.__pydantic_private__)

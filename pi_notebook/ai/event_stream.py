@@ -22,7 +22,6 @@ from .events import AssistantMessageEvent
 from .types import AssistantMessage
 
 _NO_RESULT = "Event stream ended without a result"
-_NOTHING = object()
 
 E = TypeVar("E")
 R = TypeVar("R")
@@ -44,6 +43,7 @@ class EventStream(Generic[E, R]):
         self._source: AsyncIterator[E] | None = None
         self._pulling = False
         self._pull_done: asyncio.Future[None] | None = None
+        self._iterator: AsyncIterator[E] | None = None
 
     @classmethod
     def from_source(
@@ -82,31 +82,29 @@ class EventStream(Generic[E, R]):
     # -- consumer side ---------------------------------------------------------------------
 
     def __aiter__(self) -> AsyncIterator[E]:
+        if self._source is not None:
+            return self._pull()
         return self
 
     async def __anext__(self) -> E:
+        if self._source is not None:  # anext(stream) without __aiter__
+            if self._iterator is None:
+                self._iterator = self._pull()
+            return await self._iterator.__anext__()
         queue = self._queue
         while True:
             if queue:
                 return queue.popleft()
             if self._done:
                 raise StopAsyncIteration
-            if self._source is not None:
-                # Hand the source's event straight to the consumer, no queue in between.
-                event = await self._advance()
-                if event is not _NOTHING:
-                    return event  # type: ignore[return-value]
-                continue
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
 
     async def result(self) -> R:
         """The final value; drains a pull source if nobody iterated it."""
-        while self._source is not None and not self._done:
-            event = await self._advance()
-            if event is not _NOTHING:
-                self._queue.append(event)  # type: ignore[arg-type]  # kept for an iterator
-                self._wake()
+        if self._source is not None and not self._done:
+            async for event in self._pull(take_queued=False):
+                self._queue.append(event)  # kept for an iterator, in order
         if self._result_value is not None:
             return self._result_value[0]
         if self._done:
@@ -117,33 +115,44 @@ class EventStream(Generic[E, R]):
 
     # -- internals ---------------------------------------------------------------------------
 
-    async def _advance(self) -> object:
-        """Step the pull source once and return its event (completion recorded).
+    async def _pull(self, *, take_queued: bool = True) -> AsyncIterator[E]:
+        """Step the pull source, one generator step per event (the per-token path).
 
-        Returns ``_NOTHING`` when the source ended, or when another task (say, one iterating
-        while this one awaits ``result()``) was already stepping it: an async generator must
-        not be re-entered, so this waits for that step and the caller looks again.
+        Events that ``result()`` pulled while an iterator was paused wait in the queue and
+        come first (``take_queued``). An async generator must not be re-entered, so while
+        another task is stepping the source this waits for that step and looks again.
         """
-        assert self._source is not None
-        if self._pulling:
-            if self._pull_done is None:
-                self._pull_done = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._pull_done)
-            return _NOTHING
-        self._pulling = True
-        try:
-            event = await self._source.__anext__()
-        except StopAsyncIteration:
-            self.end()
-            return _NOTHING
-        finally:
-            self._pulling = False
-            if self._pull_done is not None:
-                self._wake_pullers()
-        if self._is_complete(event):
-            self._done = True
-            self._set_result(self._extract_result(event))
-        return event
+        source = self._source
+        assert source is not None
+        step = source.__anext__
+        queue = self._queue
+        while True:
+            if take_queued and queue:
+                yield queue.popleft()
+            elif self._done:
+                return
+            elif self._pulling:
+                await self._wait_for_puller()
+            else:
+                self._pulling = True
+                try:
+                    event = await step()
+                except StopAsyncIteration:
+                    self.end()
+                    return
+                finally:
+                    self._pulling = False
+                    if self._pull_done is not None:
+                        self._wake_pullers()
+                if self._is_complete(event):
+                    self._done = True
+                    self._set_result(self._extract_result(event))
+                yield event
+
+    async def _wait_for_puller(self) -> None:
+        if self._pull_done is None:
+            self._pull_done = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._pull_done)
 
     def _wake_pullers(self) -> None:
         waiters, self._pull_done = self._pull_done, None

@@ -10,62 +10,62 @@ from __future__ import annotations
 
 from typing import Literal, TypeAlias
 
-from ._base import WireModel
+from ._base import EventModel
 from .types import AssistantMessage, ToolCall
 
 
-class StartEvent(WireModel):
+class StartEvent(EventModel):
     type: Literal["start"] = "start"
     partial: AssistantMessage
 
 
-class TextStartEvent(WireModel):
+class TextStartEvent(EventModel):
     type: Literal["text_start"] = "text_start"
     content_index: int
     partial: AssistantMessage
 
 
-class TextDeltaEvent(WireModel):
+class TextDeltaEvent(EventModel):
     type: Literal["text_delta"] = "text_delta"
     content_index: int
     delta: str
     partial: AssistantMessage
 
 
-class TextEndEvent(WireModel):
+class TextEndEvent(EventModel):
     type: Literal["text_end"] = "text_end"
     content_index: int
     content: str
     partial: AssistantMessage
 
 
-class ThinkingStartEvent(WireModel):
+class ThinkingStartEvent(EventModel):
     type: Literal["thinking_start"] = "thinking_start"
     content_index: int
     partial: AssistantMessage
 
 
-class ThinkingDeltaEvent(WireModel):
+class ThinkingDeltaEvent(EventModel):
     type: Literal["thinking_delta"] = "thinking_delta"
     content_index: int
     delta: str
     partial: AssistantMessage
 
 
-class ThinkingEndEvent(WireModel):
+class ThinkingEndEvent(EventModel):
     type: Literal["thinking_end"] = "thinking_end"
     content_index: int
     content: str
     partial: AssistantMessage
 
 
-class ToolCallStartEvent(WireModel):
+class ToolCallStartEvent(EventModel):
     type: Literal["toolcall_start"] = "toolcall_start"
     content_index: int
     partial: AssistantMessage
 
 
-class ToolCallDeltaEvent(WireModel):
+class ToolCallDeltaEvent(EventModel):
     type: Literal["toolcall_delta"] = "toolcall_delta"
     content_index: int
     delta: str
@@ -73,20 +73,20 @@ class ToolCallDeltaEvent(WireModel):
     partial: AssistantMessage
 
 
-class ToolCallEndEvent(WireModel):
+class ToolCallEndEvent(EventModel):
     type: Literal["toolcall_end"] = "toolcall_end"
     content_index: int
     tool_call: ToolCall
     partial: AssistantMessage
 
 
-class DoneEvent(WireModel):
+class DoneEvent(EventModel):
     type: Literal["done"] = "done"
     reason: Literal["stop", "length", "toolUse"]
     message: AssistantMessage
 
 
-class ErrorEvent(WireModel):
+class ErrorEvent(EventModel):
     type: Literal["error"] = "error"
     reason: Literal["aborted", "error"]
     error: AssistantMessage

@@ -361,9 +361,11 @@ class FauxProvider:
             yield trusted(
                 start_cls, {"type": start_tag, "content_index": index, "partial": partial}
             )
+            paced = self.tokens_per_second
             for chunk in self._chunks(full):
-                paced = self.tokens_per_second or (signal is not None and signal.aborted)
-                if paced and await self._pause_aborted(chunk, signal):
+                if (paced or (signal is not None and signal.aborted)) and await self._pause_aborted(
+                    chunk, signal
+                ):
                     yield aborted_event(partial)
                     return
                 yield grow(partial, index, chunk)
@@ -462,7 +464,6 @@ class FauxProvider:
             stop_reason="error",
             error_message=text,
         )
-
 
 
 def _toolcall_delta(partial: AssistantMessage, index: int, delta: str) -> ToolCallDeltaEvent:

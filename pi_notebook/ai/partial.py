@@ -7,7 +7,7 @@ these on the per-token path; they never validate.
 
 from __future__ import annotations
 
-from ._base import append_str, trusted
+from ._base import trusted
 from .events import ErrorEvent, TextDeltaEvent, ThinkingDeltaEvent
 from .types import AssistantMessage, now_ms
 
@@ -17,7 +17,10 @@ REQUEST_ABORTED = "Request was aborted"
 
 def grow_text(partial: AssistantMessage, index: int, delta: str) -> TextDeltaEvent:
     """Append ``delta`` to the text block ``partial.content[index]``."""
-    append_str(partial.content[index], "text", delta)
+    fields = partial.content[index].__dict__  # append_str() inlined: this runs per token
+    text: str = fields.pop("text")
+    text += delta
+    fields["text"] = text
     return trusted(
         TextDeltaEvent,
         {"type": "text_delta", "content_index": index, "delta": delta, "partial": partial},
@@ -26,7 +29,10 @@ def grow_text(partial: AssistantMessage, index: int, delta: str) -> TextDeltaEve
 
 def grow_thinking(partial: AssistantMessage, index: int, delta: str) -> ThinkingDeltaEvent:
     """Append ``delta`` to the thinking block ``partial.content[index]``."""
-    append_str(partial.content[index], "thinking", delta)
+    fields = partial.content[index].__dict__
+    thinking: str = fields.pop("thinking")
+    thinking += delta
+    fields["thinking"] = thinking
     return trusted(
         ThinkingDeltaEvent,
         {"type": "thinking_delta", "content_index": index, "delta": delta, "partial": partial},

@@ -358,7 +358,6 @@ def check_replay(messages: Sequence[Any]) -> None:
                 raise ReplayDivergence(str(entry.get("message", "replay diverged")))
 
 
-
 async def _play(
     call: RecordedCall, options: StreamOptions | None
 ) -> AsyncIterator[AssistantMessageEvent]:

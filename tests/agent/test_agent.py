@@ -318,3 +318,33 @@ async def test_a_listener_outside_a_run_is_rejected(faux: FauxProvider) -> None:
     agent = make_agent(faux)
     with pytest.raises(RuntimeError, match="^Agent listener invoked outside active run$"):
         await agent._process_events(object())
+
+
+async def test_listeners_after_an_async_one_wait_for_it_on_every_event(
+    faux: FauxProvider,
+) -> None:
+    """Sync listeners cost no await; once one returns an awaitable the rest wait for it."""
+    faux.set_responses([faux_assistant_message("abcdefgh")])
+    agent = make_agent(faux)
+    calls: list[tuple[str, str]] = []
+
+    def first(event: Any) -> None:
+        calls.append(("first", event.type))
+
+    async def second(event: Any, signal: Any) -> None:
+        calls.append(("second", event.type))
+        await asyncio.sleep(0)  # a real suspension: the third must not run meanwhile
+        calls.append(("second done", event.type))
+
+    def third(event: Any, signal: Any) -> None:
+        calls.append(("third", event.type))
+
+    for listener in (first, second, third):
+        agent.subscribe(listener)
+    await agent.prompt("go")
+    kinds = [kind for who, kind in calls if who == "first"]
+    assert "message_update" in kinds and kinds[-1] == "agent_end"
+    expected = [
+        (who, kind) for kind in kinds for who in ("first", "second", "second done", "third")
+    ]
+    assert calls == expected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,13 +18,18 @@ from pi_notebook.agent import (
 )
 from pi_notebook.ai import (
     AssistantMessage,
+    AssistantMessageEventStream,
     FauxProvider,
+    TextContent,
     UserMessage,
     faux_assistant_message,
     faux_text,
     faux_tool_call,
     register_faux_provider,
 )
+from pi_notebook.ai._base import trusted
+from pi_notebook.ai.events import DoneEvent, StartEvent, TextStartEvent
+from pi_notebook.ai.partial import grow_text
 
 from .conftest import Log, make_config, make_context, text_tool
 
@@ -401,3 +407,76 @@ async def test_faux_text_block_accumulates_in_partial(faux: FauxProvider, log: L
     await run_agent_loop([user("a")], make_context(), make_config(faux), log.emit)
     texts = [u.message.content[0].text for u in log.of("message_update")]
     assert texts[-1] == "abcdefgh"
+
+
+async def test_updates_share_a_snapshot_until_a_top_level_field_changes(log: Log) -> None:
+    """``message_update.message`` is Pi's ``{...partial}``: top-level fields frozen at emit time.
+
+    Consecutive updates may share one snapshot while the partial's top-level fields stay the
+    same; once a provider changes one (here ``response_id`` mid-stream), later updates carry
+    a new snapshot and earlier ones keep the old value.
+    """
+    final = faux_assistant_message("abcdef")
+    final.api, final.provider, final.model = "scripted", "scripted", "m"
+    partial = final.model_copy(update={"content": [TextContent(text="")]})
+
+    async def events() -> AsyncIterator[Any]:
+        yield trusted(StartEvent, {"type": "start", "partial": partial})
+        yield trusted(
+            TextStartEvent, {"type": "text_start", "content_index": 0, "partial": partial}
+        )
+        for i, delta in enumerate(["ab", "cd", "ef"]):
+            if i == 2:
+                partial.response_id = "resp-2"
+            yield grow_text(partial, 0, delta)
+        yield trusted(DoneEvent, {"type": "done", "reason": "stop", "message": final})
+
+    def stream_fn(model: Any, context: Any, options: Any = None) -> AssistantMessageEventStream:
+        return AssistantMessageEventStream.from_events(events())
+
+    faux = register_faux_provider()
+    try:
+        config = make_config(faux)
+        await run_agent_loop([user("hi")], make_context(), config, log.emit, None, stream_fn)
+    finally:
+        faux.unregister()
+    start = next(e for e in log.of("message_start") if e.message.role == "assistant")
+    updates = log.of("message_update")
+    assert [u.assistant_message_event.type for u in updates] == [
+        "text_start",
+        *["text_delta"] * 3,
+    ]
+    snapshots = [start.message, *(u.message for u in updates)]
+    assert all(s is not partial for s in snapshots)
+    assert [s.response_id for s in snapshots] == [None, None, None, None, "resp-2"]
+    assert snapshots[0] is snapshots[3] and snapshots[4] is not snapshots[3]
+    assert all(s.content is partial.content for s in snapshots)
+
+
+async def test_a_plain_function_sink_gets_every_event_in_order(faux: FauxProvider) -> None:
+    """Pi's sink may return nothing: a plain function is called, not awaited."""
+    faux.set_responses(
+        [
+            faux_assistant_message([faux_tool_call("echo", {"text": "x"})], stop_reason="toolUse"),
+            faux_assistant_message("done"),
+        ]
+    )
+    plain: list[str] = []
+    awaited_log = Log()
+
+    def sink(event: Any) -> int:  # a return value that is not awaitable is ignored
+        plain.append(event.type)
+        return len(plain)
+
+    context = make_context(text_tool("echo"))
+    await run_agent_loop([user("hi")], context, make_config(faux), sink)
+    faux.set_responses(
+        [
+            faux_assistant_message([faux_tool_call("echo", {"text": "x"})], stop_reason="toolUse"),
+            faux_assistant_message("done"),
+        ]
+    )
+    context = make_context(text_tool("echo"))
+    await run_agent_loop([user("hi")], context, make_config(faux), awaited_log.emit)
+    assert plain == awaited_log.types(updates=True)
+    assert plain[-1] == "agent_end" and "tool_execution_end" in plain

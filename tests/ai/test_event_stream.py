@@ -443,3 +443,18 @@ async def test_sleep_removes_its_listener_when_done() -> None:
     controller = AbortController()
     await controller.signal.sleep(0.001)
     assert controller.signal._listeners == []  # the sleep's own waker was removed
+
+
+async def test_anext_steps_a_pull_source_without_aiter() -> None:
+    async def source() -> AsyncIterator[Any]:
+        yield start()
+        yield delta("x")
+        yield DoneEvent(reason="stop", message=msg())
+
+    stream = AssistantMessageEventStream.from_events(source())
+    first = await asyncio.wait_for(anext(stream), TIMEOUT)
+    second = await asyncio.wait_for(anext(stream), TIMEOUT)
+    assert [first.type, second.type] == ["start", "text_delta"]
+    rest = await asyncio.wait_for(collect(stream), TIMEOUT)
+    assert [e.type for e in rest] == ["done"]
+    assert await stream.result() is rest[0].message
