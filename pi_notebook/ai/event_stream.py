@@ -65,7 +65,8 @@ class EventStream(Generic[E, R]):
             self._done = True
             self._set_result(self._extract_result(event))
         self._queue.append(event)
-        self._wake()
+        if self._waiter is not None:
+            self._wake()
 
     def end(self, result: R | None = None) -> None:
         if result is not None and self._result_value is None:
@@ -84,21 +85,13 @@ class EventStream(Generic[E, R]):
     def __aiter__(self) -> AsyncIterator[E]:
         if self._source is not None:
             return self._pull()
-        return self
+        return self._drain()
 
     async def __anext__(self) -> E:
-        if self._source is not None:  # anext(stream) without __aiter__
-            if self._iterator is None:
-                self._iterator = self._pull()
-            return await self._iterator.__anext__()
-        queue = self._queue
-        while True:
-            if queue:
-                return queue.popleft()
-            if self._done:
-                raise StopAsyncIteration
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
+        """``anext(stream)`` without ``__aiter__``: steps one iterator kept for such calls."""
+        if self._iterator is None:
+            self._iterator = self.__aiter__()
+        return await self._iterator.__anext__()
 
     async def result(self) -> R:
         """The final value; drains a pull source if nobody iterated it."""
@@ -114,6 +107,18 @@ class EventStream(Generic[E, R]):
         return await self._result
 
     # -- internals ---------------------------------------------------------------------------
+
+    async def _drain(self) -> AsyncIterator[E]:
+        """Iterate a pushed stream: whatever is queued at once, then wait for the producer."""
+        queue = self._queue
+        while True:
+            if queue:
+                yield queue.popleft()
+            elif self._done:
+                return
+            else:
+                self._waiter = asyncio.get_running_loop().create_future()
+                await self._waiter
 
     async def _pull(self, *, take_queued: bool = True) -> AsyncIterator[E]:
         """Step the pull source, one generator step per event (the per-token path).

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_notebook.ai.providers import catalog, keys
-from pi_notebook.ai.providers._http import SSEDecoder, format_http_error, redact
+from pi_notebook.ai.providers._http import SSEDecoder, format_http_error, loads, redact
 
 STREAM = (
     ": hello\r\n"
@@ -26,15 +28,15 @@ STREAM = (
     "data: tail"
 ).encode()
 EXPECTED = [
-    ("delta", '{"t": "Grüße 🌍"}'),
-    ("message", "line one\nline two"),
-    ("message", "nospace"),
-    ("message", ""),
-    ("message", "tail"),
+    ("delta", '{"t": "Grüße 🌍"}'.encode()),
+    ("message", b"line one\nline two"),
+    ("message", b"nospace"),
+    ("message", b""),
+    ("message", b"tail"),
 ]
 
 
-def decode(chunks: list[bytes]) -> list[tuple[str, str]]:
+def decode(chunks: list[bytes]) -> list[tuple[str, bytes]]:
     decoder = SSEDecoder()
     out = []
     for c in chunks:
@@ -119,3 +121,50 @@ def test_http_error_formats() -> None:
     assert format_http_error(502, b"", "Bad Gateway") == "502: Bad Gateway"
     long = format_http_error(500, b"x" * 5000, "")
     assert long.startswith("500: xxx") and "[truncated 1000 chars]" in long
+
+
+# One-line ``data:`` events, as OpenAI-compatible servers send them: cut out in one split.
+DATA_ONLY = b"".join(
+    b"data: " + json.dumps({"i": i, "t": "\u00e9\U0001f30d" * (i % 3)}).encode() + b"\n\n"
+    for i in range(40)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(DATA_ONLY)), max_size=20))
+def test_sse_runs_of_one_line_data_events_under_any_split(cuts: list[int]) -> None:
+    points = sorted(set(cuts))
+    chunks = [DATA_ONLY[a:b] for a, b in zip([0, *points], [*points, len(DATA_ONLY)], strict=True)]
+    events = decode(chunks)
+    assert [name for name, _ in events] == ["message"] * 40
+    assert [json.loads(data)["i"] for _, data in events] == list(range(40))
+
+
+@pytest.mark.parametrize(
+    ("stream", "expected"),
+    [
+        # a comment between data events: not a run of one-line events
+        (b"data: a\n\n: ping\n\ndata: b\n\n", [("message", b"a"), ("message", b"b")]),
+        # a two-line data field
+        (b"data: a\ndata: b\n\ndata: c\n\n", [("message", b"a\nb"), ("message", b"c")]),
+        # an extra blank line, and a named event after plain ones
+        (
+            b"data: a\n\n\ndata: b\n\nevent: e\ndata: c\n\n",
+            [("message", b"a"), ("message", b"b"), ("e", b"c")],
+        ),
+        # "data:" without the space is still data
+        (b"data: a\n\ndata:b\n\n", [("message", b"a"), ("message", b"b")]),
+    ],
+)
+def test_sse_mixed_events_take_the_general_path(
+    stream: bytes, expected: list[tuple[str, bytes]]
+) -> None:
+    assert decode([stream]) == expected
+
+
+def test_chunk_json_matches_the_standard_library() -> None:
+    for data in [b'{"a": "\\ud800"}', b"NaN", b'{"a": 1, "a": 2}', b"1e400", b"1" * 30]:
+        assert repr(loads(data)) == repr(json.loads(data))
+    assert loads(b'{"t": "\xff"}') == {"t": "\ufffd"}  # invalid UTF-8 is replaced, as before
+    with pytest.raises(ValueError):
+        loads(b'{"a": 1')

@@ -15,7 +15,6 @@ message per chunk.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import email.utils
 import inspect
 import json
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
+from pydantic_core import from_json
 
 from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
@@ -114,95 +114,110 @@ def redact(text: str, secrets: Sequence[str]) -> str:
 class SSEDecoder:
     """Incremental Server-Sent Events decoder.
 
-    Feed raw bytes as they arrive; get back complete ``(event, data)`` pairs. Handles LF, CRLF
-    and lone CR line ends (also split across reads), ``:`` comments (keep-alives), multi-line
-    ``data:`` fields (joined with newlines) and UTF-8 sequences split across reads.
+    Feed raw bytes as they arrive; get back complete ``(event, data)`` pairs, ``data`` as the
+    UTF-8 bytes of the field (JSON parsers take bytes; error texts decode them). Handles LF,
+    CRLF and lone CR line ends (also split across reads), ``:`` comments (keep-alives) and
+    multi-line ``data:`` fields (joined with newlines). An event always ends at an ASCII
+    newline, so it never splits a UTF-8 sequence.
+
+    Works on bytes: complete events are cut at blank lines with ``bytes.split``, and a run of
+    one-line ``data: ...`` events (what OpenAI-compatible servers send) is cut out whole, so
+    the per-event cost is about one slice.
     """
 
-    __slots__ = ("_buffer", "_data", "_decode", "_event")
+    __slots__ = ("_buffer", "_held_cr")
 
     def __init__(self) -> None:
-        self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
-        self._buffer = ""
-        self._event = ""
-        self._data: list[str] = []
+        self._buffer = bytearray()
+        self._held_cr = False
 
-    def feed(self, chunk: bytes) -> list[tuple[str, str]]:
-        text = self._decode(chunk)
-        if self._buffer:
-            text = self._buffer + text
-        held = ""
-        if "\r" in text:
-            if text[-1] == "\r":  # a CRLF may be split across reads: decide on the next one
-                text, held = text[:-1], "\r"
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        lines = text.split("\n")
-        self._buffer = lines.pop() + held
-        return self._lines(lines) if lines else []
-
-    def flush(self) -> list[tuple[str, str]]:
-        """End of stream: the last unterminated line and event are delivered."""
-        text = self._buffer + self._decode(b"", True)
-        self._buffer = ""
-        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if text else []
-        lines.append("")
-        return self._lines(lines)
-
-    def _lines(self, lines: list[str]) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
-        data = self._data
-        for line in lines:
-            if not line:
-                if data:
-                    out.append(
-                        (self._event or "message", data[0] if len(data) == 1 else "\n".join(data))
-                    )
-                    data = self._data = []
-                self._event = ""
-                continue
-            if line[0] == ":":
-                continue
-            if line.startswith("data:"):
-                value = line[5:]
-                data.append(value[1:] if value[:1] == " " else value)
-                continue
-            name, _, value = line.partition(":")
-            if value[:1] == " ":
-                value = value[1:]
-            if name == "event":
-                self._event = value
-            elif name == "data":
-                data.append(value)
+    def feed(self, chunk: bytes) -> list[tuple[str, bytes]]:
+        if self._held_cr:
+            chunk = b"\r" + chunk
+            self._held_cr = False
+        if b"\r" in chunk:
+            if chunk[-1:] == b"\r":  # a CRLF may be split across reads: decide on the next one
+                chunk = chunk[:-1]
+                self._held_cr = True
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buffer = self._buffer
+        searched = max(0, len(buffer) - 1)  # the old part holds no blank line
+        buffer += chunk
+        end = buffer.rfind(b"\n\n", searched)
+        if end < 0:
+            return []
+        complete = bytes(buffer[:end])
+        del buffer[: end + 2]
+        if complete[:6] == b"data: " and complete.count(b"\n") == 2 * complete.count(b"\n\ndata: "):
+            return [("message", data) for data in complete[6:].split(b"\n\ndata: ")]
+        out: list[tuple[str, bytes]] = []
+        for block in complete.split(b"\n\n"):
+            if block:
+                _parse_block(block, out)
         return out
+
+    def flush(self) -> list[tuple[str, bytes]]:
+        """End of stream: the last unterminated line and event are delivered."""
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        self._held_cr = False
+        out: list[tuple[str, bytes]] = []
+        if rest:
+            _parse_block(rest, out)
+        return out
+
+
+def _parse_block(block: bytes, out: list[tuple[str, bytes]]) -> None:
+    """The general SSE field rules for the lines of one event (blank lines dispatch)."""
+    event = ""
+    data: list[bytes] = []
+    for line in [*block.split(b"\n"), b""]:
+        if not line:
+            if data:
+                out.append((event or "message", b"\n".join(data)))
+                data = []
+            event = ""
+            continue
+        if line[:1] == b":":
+            continue
+        name, _, value = line.partition(b":")
+        if value[:1] == b" ":
+            value = value[1:]
+        if name == b"event":
+            event = value.decode("utf-8", "replace")
+        elif name == b"data":
+            data.append(value)
 
 
 # --------------------------------------------------------------------------------------------
 # JSON on the per-chunk path
 
-try:
-    from json.scanner import c_make_scanner as _make_scanner  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - non-CPython
-    _make_scanner = None
 
-_scan: Callable[[str, int], tuple[Any, int]] | None = (
-    _make_scanner(json.JSONDecoder()) if _make_scanner is not None else None
-)
+def loads(data: bytes | str) -> Any:
+    """``json.loads`` for stream chunks, through pydantic-core's parser (jiter), which is faster.
 
-
-def loads(data: str) -> Any:
-    """``json.loads`` without its Python-level wrapper for the common ``{...}`` chunk.
-
-    Same results and the same ValueError on bad input (the slow path produces the error).
+    Anything jiter refuses goes through ``json.loads`` (after a UTF-8 decode that replaces
+    invalid bytes), so results and the ValueError on bad input are the standard library's.
     """
-    if _scan is not None and data[:1] == "{":
-        try:
-            value, end = _scan(data, 0)
-        except (StopIteration, ValueError):
-            pass
-        else:
-            if end == len(data) or data[end:].isspace():
-                return value
-    return json.loads(data)
+    try:
+        return from_json(data)
+    except ValueError:
+        if isinstance(data, bytes):
+            data = data.decode("utf-8", "replace")
+        return json.loads(data)
+
+
+def event_text(data: bytes, limit: int = 500) -> str:
+    """The start of an event's data, for an error text."""
+    return data[:limit].decode("utf-8", "replace")
+
+
+def error_event_text(data: bytes) -> str:
+    """The readable text of an SSE ``error`` event."""
+    try:
+        return error_payload_text(loads(data))
+    except ValueError:
+        return event_text(data, MAX_ERROR_BODY_CHARS) or "Provider sent an error event"
 
 
 # --------------------------------------------------------------------------------------------
@@ -405,7 +420,7 @@ Push = Callable[[AssistantMessageEvent], None]
 class EventDecoder(Protocol):
     """A provider's per-request state: SSE events in, assistant-message events out."""
 
-    def on_event(self, event: str, data: str) -> None: ...
+    def on_event(self, event: str, data: bytes) -> None: ...
 
     def finish(self) -> None:
         """The upstream stream ended: close blocks, raise ProviderError on a failed stop."""
@@ -594,7 +609,9 @@ __all__ = [
     "aclose_client",
     "compat_value",
     "describe_exception",
+    "error_event_text",
     "error_payload_text",
+    "event_text",
     "format_http_error",
     "get_client",
     "loads",

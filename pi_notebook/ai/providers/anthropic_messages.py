@@ -11,7 +11,6 @@ leave scratch state on content blocks.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
@@ -46,7 +45,9 @@ from ._http import (
     Push,
     apply_on_payload,
     compat_value,
+    error_event_text,
     error_payload_text,
+    event_text,
     loads,
     merge_headers,
     run_provider,
@@ -348,16 +349,16 @@ class AnthropicMessagesDecoder:
         self.started = False
         self.stopped = False
 
-    def on_event(self, event: str, data: str) -> None:
+    def on_event(self, event: str, data: bytes) -> None:
         if event == "error":
-            raise ProviderError(_error_text(data))
+            raise ProviderError(error_event_text(data))
         if event not in _MESSAGE_EVENTS and event != "message":
             return  # ping and unknown events
         try:
             payload = loads(data)
         except ValueError:
             raise ProviderError(
-                f"Could not parse Anthropic SSE event {event}: {data[:500]}"
+                f"Could not parse Anthropic SSE event {event}: {event_text(data)}"
             ) from None
         if not isinstance(payload, dict):
             return
@@ -545,13 +546,6 @@ class AnthropicMessagesDecoder:
             raise ProviderError("Anthropic stream ended before message_stop")
         if self.output.stop_reason in ("error", "aborted"):
             raise ProviderError(self.output.error_message or "An unknown error occurred")
-
-
-def _error_text(data: str) -> str:
-    try:
-        return error_payload_text(json.loads(data))
-    except ValueError:
-        return data or "Provider sent an error event"
 
 
 def stream_anthropic_messages(

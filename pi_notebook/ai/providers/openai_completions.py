@@ -47,7 +47,9 @@ from ._http import (
     Push,
     apply_on_payload,
     compat_value,
+    error_event_text,
     error_payload_text,
+    event_text,
     loads,
     merge_headers,
     run_provider,
@@ -461,18 +463,21 @@ class OpenAICompletionsDecoder:
         self.done = False
         self.first = True
 
-    def on_event(self, event: str, data: str) -> None:
+    def on_event(self, event: str, data: bytes) -> None:
+        # The per-chunk path: a text-only delta returns after one grow_text() and one push().
         if self.done:
             return
-        if event != "message" and event == "error":
-            raise ProviderError(_error_text(data))
-        if data == "[DONE]":
+        if event == "error":
+            raise ProviderError(error_event_text(data))
+        if data == b"[DONE]":
             self.done = True
             return
         try:
             chunk = loads(data)
         except ValueError:
-            raise ProviderError(f"Could not parse stream chunk as JSON: {data[:500]}") from None
+            raise ProviderError(
+                f"Could not parse stream chunk as JSON: {event_text(data)}"
+            ) from None
         if type(chunk) is not dict:
             return
         if chunk.get("error"):
@@ -494,7 +499,10 @@ class OpenAICompletionsDecoder:
             return
         text = delta.get("content")
         if text:
-            self._text(text)
+            if self.text_index >= 0:
+                self.push(grow_text(self.output, self.text_index, text))
+            else:
+                self._text(text)
             if len(delta) <= 2 and ("role" in delta or len(delta) == 1):
                 return  # the common case: a text-only delta
         for name in _REASONING_FIELDS:
@@ -655,13 +663,6 @@ class OpenAICompletionsDecoder:
             raise ProviderError(output.error_message or "Provider returned an error stop reason")
         if not self.finished:
             raise ProviderError("Stream ended without finish_reason")
-
-
-def _error_text(data: str) -> str:
-    try:
-        return error_payload_text(json.loads(data))
-    except ValueError:
-        return data or "Provider sent an error event"
 
 
 def stream_openai_completions(
