@@ -154,6 +154,11 @@ def test_sse_runs_of_one_line_data_events_under_any_split(cuts: list[int]) -> No
         ),
         # "data:" without the space is still data
         (b"data: a\n\ndata:b\n\n", [("message", b"a"), ("message", b"b")]),
+        # Anthropic's event + data pairs; an empty event name is a message
+        (
+            b"event: ping\ndata: {}\n\nevent: \ndata: x\n\nevent: e\ndata: 1\ndata: 2\n\n",
+            [("ping", b"{}"), ("message", b"x"), ("e", b"1\n2")],
+        ),
     ],
 )
 def test_sse_mixed_events_take_the_general_path(

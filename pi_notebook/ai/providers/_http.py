@@ -120,9 +120,10 @@ class SSEDecoder:
     multi-line ``data:`` fields (joined with newlines). An event always ends at an ASCII
     newline, so it never splits a UTF-8 sequence.
 
-    Works on bytes: complete events are cut at blank lines with ``bytes.split``, and a run of
-    one-line ``data: ...`` events (what OpenAI-compatible servers send) is cut out whole, so
-    the per-event cost is about one slice.
+    Works on bytes: complete events are cut at blank lines with ``bytes.split``; a run of
+    one-line ``data: ...`` events (what OpenAI-compatible servers send) is cut out whole, and
+    an ``event: ...`` + ``data: ...`` pair (Anthropic's shape) takes one partition. Anything
+    else goes through the general field rules.
     """
 
     __slots__ = ("_buffer", "_held_cr")
@@ -152,6 +153,11 @@ class SSEDecoder:
             return [("message", data) for data in complete[6:].split(b"\n\ndata: ")]
         out: list[tuple[str, bytes]] = []
         for block in complete.split(b"\n\n"):
+            if block[:7] == b"event: ":
+                name, _, data = block.partition(b"\n")
+                if data[:6] == b"data: " and b"\n" not in data:  # Anthropic's event shape
+                    out.append((name[7:].decode("utf-8", "replace") or "message", data[6:]))
+                    continue
             if block:
                 _parse_block(block, out)
         return out
