@@ -110,29 +110,29 @@ async def _serve(chunks: int) -> None:
 # client that every pi_notebook request uses.
 
 
-async def run_raw(client: Any, url: str) -> int:
-    n = 0
-    async with client.stream(
-        "POST", url + "/chat/completions", json={"model": "bench-model", "stream": True}
-    ) as response:
-        async for line in response.aiter_lines():
-            if line:
-                n += 1
-    return n
-
-
-async def run_raw_json(client: Any, url: str) -> int:
+async def run_raw(client: Any, url: str, *, parse: bool = False) -> int:
+    """Read the stream's lines; with ``parse``, JSON-parse each ``data:`` line too."""
     from pydantic_core import from_json
 
     n = 0
     async with client.stream(
         "POST", url + "/chat/completions", json={"model": "bench-model", "stream": True}
     ) as response:
-        async for line in response.aiter_lines():
-            if line.startswith("data: {"):
-                from_json(line[6:])
-                n += 1
+        lines = response.aiter_lines()
+        if not parse:  # the floor: nothing but the line read in the loop
+            async for line in lines:
+                if line:
+                    n += 1
+        else:
+            async for line in lines:
+                if line.startswith("data: {"):
+                    from_json(line[6:])
+                    n += 1
     return n
+
+
+async def run_raw_json(client: Any, url: str) -> int:
+    return await run_raw(client, url, parse=True)
 
 
 async def run_ours(client: Any, url: str) -> int:
