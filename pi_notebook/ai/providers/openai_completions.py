@@ -55,9 +55,12 @@ from ._http import (
     run_provider,
     sanitize_surrogates,
 )
+from .chunk_shape import TextChunkShape
 from .keys import is_local_url, request_api_key
 
 API = "openai-completions"
+MAX_SHAPE_ATTEMPTS = 8
+"""How many text chunks a stream may study for its envelope (see chunk_shape)."""
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 # --------------------------------------------------------------------------------------------
@@ -462,13 +465,20 @@ class OpenAICompletionsDecoder:
         self.finished = False
         self.done = False
         self.first = True
+        self.text_shape: TextChunkShape | None = None
+        self.shape_attempts = MAX_SHAPE_ATTEMPTS
 
     def on_event(self, event: str, data: bytes) -> None:
-        # The per-chunk path: a text-only delta returns after one grow_text() and one push().
         if self.done:
             return
         if event == "error":
             raise ProviderError(error_event_text(data))
+        if self.text_shape is not None:  # the per-token path: no JSON parse of the envelope
+            text = self.text_shape.text_of(data)
+            if text is not None:
+                if text:
+                    self._text(text)
+                return
         if data == b"[DONE]":
             self.done = True
             return
@@ -499,10 +509,9 @@ class OpenAICompletionsDecoder:
             return
         text = delta.get("content")
         if text:
-            if self.text_index >= 0:
-                self.push(grow_text(self.output, self.text_index, text))
-            else:
-                self._text(text)
+            self._text(text)
+            if len(delta) == 1 and self.shape_attempts > 0:
+                self._learn_shape(data, chunk)
             if len(delta) <= 2 and ("role" in delta or len(delta) == 1):
                 return  # the common case: a text-only delta
         for name in _REASONING_FIELDS:
@@ -514,6 +523,11 @@ class OpenAICompletionsDecoder:
         if calls:
             for call in calls:
                 self._tool_call(call)
+
+    def _learn_shape(self, data: bytes, chunk: dict[str, Any]) -> None:
+        # Bounded: a server whose envelope changes on every chunk stops being studied.
+        self.shape_attempts -= 1
+        self.text_shape = TextChunkShape.learn(data, chunk) or self.text_shape
 
     def _first_chunk(self, chunk: dict[str, Any]) -> None:
         chunk_id = chunk.get("id")
