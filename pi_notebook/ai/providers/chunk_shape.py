@@ -44,11 +44,11 @@ class TextChunkShape:
         """The content string of ``data`` if it has this shape, else None (parse it whole)."""
         if not (data.startswith(self.head) and data.endswith(self.tail)):
             return None
-        if len(data) < self._cut - self._end:  # head and tail overlap: not this shape
+        stop = len(data) + self._end
+        if stop < self._cut:  # head and tail overlap: not this shape
             return None
-        body = data[self._cut : self._end]
-        try:
-            text = from_json(b'"' + body + b'"')
+        try:  # the string token with its own quotes: head ends and tail starts with one
+            text = from_json(data[self._cut - 1 : stop + 1])
         except ValueError:  # not one string body (an unescaped quote, a dangling escape)
             return None
         return text if type(text) is str else None
