@@ -456,10 +456,7 @@ class Agent:
         run = self._active
         if run is None:
             raise RuntimeError(LISTENER_OUTSIDE_RUN)
-        if event.type == "message_update":
-            self.state.streaming_message = event.message
-        else:
-            self._reduce(event)
+        self._reduce(event)
         signal = run.controller.signal
         listeners = self._listeners
         for subscription in listeners:
