@@ -31,6 +31,7 @@ from ..ai import (
     Model,
     StreamOptions,
     ToolCall,
+    empty_reply,
     resolve_stream,
 )
 from ..ai import stream as default_stream
@@ -201,18 +202,6 @@ def agent_loop_continue(
     )
 
 
-def aborted_reply(model: Model) -> AssistantMessage:
-    """The reply to a request that was aborted before it was sent."""
-    return AssistantMessage(
-        content=[],
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        stop_reason="aborted",
-        error_message=REQUEST_ABORTED,
-    )
-
-
 class _LoopRun:
     """One run of the double loop; holds what changes between turns."""
 
@@ -342,7 +331,9 @@ class _LoopRun:
     async def _stream_assistant_response(self) -> AssistantMessage:
         if self.aborted:
             # No request after an abort: answer as a conforming provider would, at once.
-            return await self._emit_final(aborted_reply(self.model), started=False)
+            return await self._emit_final(
+                empty_reply(self.model, "aborted", REQUEST_ABORTED), started=False
+            )
         config = self.config
         messages = self.context.messages
         if config.transform_context is not None:

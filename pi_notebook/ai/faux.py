@@ -54,6 +54,7 @@ from .types import (
     ToolCall,
     Usage,
     UsageCost,
+    empty_reply,
     now_ms,
 )
 
@@ -456,14 +457,7 @@ class FauxProvider:
         )
 
     def _error_message(self, text: str, model: Model) -> AssistantMessage:
-        return AssistantMessage(
-            content=[],
-            api=self.api,
-            provider=self.provider,
-            model=model.id,
-            stop_reason="error",
-            error_message=text,
-        )
+        return empty_reply(model, "error", text, api=self.api, provider=self.provider)
 
 
 def _toolcall_delta(partial: AssistantMessage, index: int, delta: str) -> ToolCallDeltaEvent:

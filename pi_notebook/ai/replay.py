@@ -50,6 +50,7 @@ from .types import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    empty_reply,
     now_ms,
 )
 
@@ -335,15 +336,8 @@ async def _single(event: AssistantMessageEvent) -> AsyncIterator[AssistantMessag
 
 def _failure(model: Model, text: str, *, diverged: bool = True) -> ErrorEvent:
     """An ``error`` event; ``diverged`` marks it as a replay divergence (see check_replay)."""
-    message = AssistantMessage(
-        content=[],
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        stop_reason="error",
-        error_message=text,
-        diagnostics=[{"type": DIVERGENCE, "message": text}] if diverged else None,
-    )
+    diagnostics = [{"type": DIVERGENCE, "message": text}] if diverged else None
+    message = empty_reply(model, "error", text, diagnostics=diagnostics)
     return trusted(ErrorEvent, {"type": "error", "reason": "error", "error": message})
 
 

@@ -232,6 +232,22 @@ class Model(WireModel):
             self.name = self.id
 
 
+def empty_reply(
+    model: Model,
+    stop_reason: StopReason = "stop",
+    error_message: str | None = None,
+    **fields: Any,
+) -> AssistantMessage:
+    """A reply of ``model`` with no content yet: a provider's output before its first chunk,
+    or the whole answer to a request that failed or was aborted before any output.
+
+    ``fields`` set other fields, or override the model's ``api`` and ``provider``."""
+    identity = {"api": model.api, "provider": model.provider, "model": model.id}
+    return AssistantMessage(
+        **{**identity, **fields}, stop_reason=stop_reason, error_message=error_message
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Tools and context
 

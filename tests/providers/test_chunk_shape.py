@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_notebook.ai import Model
-from pi_notebook.ai.providers._http import new_output
+from pi_notebook.ai import Model, empty_reply
 from pi_notebook.ai.providers.chunk_shape import TextChunkShape
 from pi_notebook.ai.providers.openai_completions import (
     MAX_SHAPE_ATTEMPTS,
@@ -127,7 +126,7 @@ def test_a_key_that_only_looks_like_content_is_not_learned() -> None:
 def _decode(chunks: list[bytes]) -> tuple[OpenAICompletionsDecoder, list[Any]]:
     model = Model(id="m", api="openai-completions", provider="p", base_url="http://127.0.0.1:9")
     events: list[Any] = []
-    decoder = OpenAICompletionsDecoder(model, new_output(model), events.append)
+    decoder = OpenAICompletionsDecoder(model, empty_reply(model), events.append)
     finish = envelope("", choice={"finish_reason": "stop"}, delta={})
     for data in [*chunks, encode(finish, compact=True, ascii_only=False)]:
         decoder.on_event("message", data)

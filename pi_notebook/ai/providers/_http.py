@@ -33,7 +33,7 @@ from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
 from ..events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from ..partial import REQUEST_ABORTED
-from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, Usage, now_ms
+from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, empty_reply
 
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
@@ -439,18 +439,6 @@ Prepare = Callable[[], Awaitable[PreparedRequest]]
 _running: set[asyncio.Task[None]] = set()
 
 
-def new_output(model: Model) -> AssistantMessage:
-    return AssistantMessage(
-        content=[],
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        usage=Usage(),
-        stop_reason="stop",
-        timestamp=now_ms(),
-    )
-
-
 def run_provider(
     model: Model,
     options: StreamOptions | None,
@@ -494,7 +482,7 @@ async def _drive(
     prepare: Prepare,
     decoder_factory: DecoderFactory,
 ) -> None:
-    output = new_output(model)
+    output = empty_reply(model)
     signal = options.signal if options is not None else None
     secrets: list[str] = []
     if options is not None and options.api_key:
