@@ -117,7 +117,6 @@ class EventModel(WireModel):
 
 
 _eager_bookkeeping: dict[type[BaseModel], bool] = {}
-_allows_extra: dict[type[BaseModel], bool] = {}
 
 
 def trusted(cls: type[M], fields: dict[str, Any]) -> M:
@@ -132,25 +131,11 @@ def trusted(cls: type[M], fields: dict[str, Any]) -> M:
     eager = _eager_bookkeeping.get(cls)
     if eager is None:
         eager = _eager_bookkeeping[cls] = not issubclass(cls, EventModel)
-        _allows_extra[cls] = cls.model_config.get("extra") == "allow"
     if eager:
         _set_fields_set(obj, set(fields))
-        _set_extra(obj, {} if _allows_extra[cls] else None)
+        _set_extra(obj, {} if cls.model_config.get("extra") == "allow" else None)
         _set_private(obj, None)
     return obj
-
-
-def append_str(obj: BaseModel, name: str, delta: str) -> None:
-    """``obj.<name> += delta`` in amortised O(len(delta)).
-
-    A plain ``obj.text += delta`` copies the whole string on every token (quadratic over a
-    long answer). Taking the string out of the instance dict first leaves the local name as
-    its only reference, so CPython grows it in place.
-    """
-    fields = obj.__dict__
-    text: str = fields.pop(name)
-    text += delta
-    fields[name] = text
 
 
 def shallow_copy(obj: M) -> M:

@@ -65,8 +65,7 @@ class EventStream(Generic[E, R]):
             self._done = True
             self._set_result(self._extract_result(event))
         self._queue.append(event)
-        if self._waiter is not None:
-            self._wake()
+        self._wake()
 
     def end(self, result: R | None = None) -> None:
         if result is not None and self._result_value is None:

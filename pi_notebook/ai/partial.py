@@ -7,36 +7,43 @@ these on the per-token path; they never validate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from ._base import trusted
 from .events import ErrorEvent, TextDeltaEvent, ThinkingDeltaEvent
 from .types import AssistantMessage, now_ms
+
+D = TypeVar("D", TextDeltaEvent, ThinkingDeltaEvent)
 
 REQUEST_ABORTED = "Request was aborted"
 """The ``error_message`` of every reply cut short by an abort (Pi's text)."""
 
 
-def grow_text(partial: AssistantMessage, index: int, delta: str) -> TextDeltaEvent:
-    """Append ``delta`` to the text block ``partial.content[index]``."""
-    fields = partial.content[index].__dict__  # append_str() inlined: this runs per token
-    text: str = fields.pop("text")
-    text += delta
-    fields["text"] = text
-    return trusted(
-        TextDeltaEvent,
-        {"type": "text_delta", "content_index": index, "delta": delta, "partial": partial},
-    )
+def _grower(
+    event_class: type[D], event_type: str, field: str
+) -> Callable[[AssistantMessage, int, str], D]:
+    def grow(partial: AssistantMessage, index: int, delta: str) -> D:
+        # Taking the string out of the block's dict leaves ``value`` its only reference, so
+        # CPython grows it in place: amortised O(len(delta)), where ``block.text += delta``
+        # would copy the whole text on every token.
+        fields = partial.content[index].__dict__
+        value: str = fields.pop(field)
+        value += delta
+        fields[field] = value
+        return trusted(
+            event_class,
+            {"type": event_type, "content_index": index, "delta": delta, "partial": partial},
+        )
+
+    return grow
 
 
-def grow_thinking(partial: AssistantMessage, index: int, delta: str) -> ThinkingDeltaEvent:
-    """Append ``delta`` to the thinking block ``partial.content[index]``."""
-    fields = partial.content[index].__dict__
-    thinking: str = fields.pop("thinking")
-    thinking += delta
-    fields["thinking"] = thinking
-    return trusted(
-        ThinkingDeltaEvent,
-        {"type": "thinking_delta", "content_index": index, "delta": delta, "partial": partial},
-    )
+grow_text = _grower(TextDeltaEvent, "text_delta", "text")
+"""Append ``delta`` to the text block ``partial.content[index]``; returns its ``text_delta``."""
+
+grow_thinking = _grower(ThinkingDeltaEvent, "thinking_delta", "thinking")
+"""Append ``delta`` to the thinking block ``partial.content[index]``; its ``thinking_delta``."""
 
 
 def aborted_event(partial: AssistantMessage) -> ErrorEvent:

@@ -199,7 +199,7 @@ def _parse_block(block: bytes, out: list[tuple[str, bytes]]) -> None:
 # JSON on the per-chunk path
 
 
-def loads(data: bytes | str) -> Any:
+def loads(data: bytes) -> Any:
     """``json.loads`` for stream chunks, through pydantic-core's parser (jiter), which is faster.
 
     Anything jiter refuses goes through ``json.loads`` (after a UTF-8 decode that replaces
@@ -208,9 +208,7 @@ def loads(data: bytes | str) -> Any:
     try:
         return from_json(data)
     except ValueError:
-        if isinstance(data, bytes):
-            data = data.decode("utf-8", "replace")
-        return json.loads(data)
+        return json.loads(data.decode("utf-8", "replace"))
 
 
 def event_text(data: bytes, limit: int = 500) -> str:

@@ -71,13 +71,19 @@ class TextChunkShape:
             probed = from_json(shape.head + _PROBE_BODY + shape.tail)
         except ValueError:
             return None
-        expected = from_json(data)
-        expected["choices"][0]["delta"]["content"] = _PROBE
-        return shape if probed == expected else None
+        # The probe changed delta.content and nothing else iff putting the chunk's own
+        # content back gives the chunk.
+        delta = probed["choices"][0]["delta"] if _is_plain_text_chunk(probed) else None
+        if delta is None or delta["content"] != _PROBE:
+            return None
+        delta["content"] = chunk["choices"][0]["delta"]["content"]
+        return shape if probed == chunk else None
 
 
-def _is_plain_text_chunk(chunk: dict[str, Any]) -> bool:
+def _is_plain_text_chunk(chunk: Any) -> bool:
     """One choice whose delta is only a content string: no role, finish reason or usage."""
+    if type(chunk) is not dict:
+        return False
     choices = chunk.get("choices")
     if type(choices) is not list or len(choices) != 1 or chunk.get("usage"):
         return False
