@@ -333,7 +333,10 @@ async def test_listeners_after_an_async_one_wait_for_it_on_every_event(
 
     async def second(event: Any, signal: Any) -> None:
         calls.append(("second", event.type))
-        await asyncio.sleep(0)  # a real suspension: the third must not run meanwhile
+        # A real suspension (a future the loop resolves later): the third must not run meanwhile.
+        resumed = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_soon(resumed.set_result, None)
+        await resumed
         calls.append(("second done", event.type))
 
     def third(event: Any, signal: Any) -> None:
