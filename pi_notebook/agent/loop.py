@@ -35,7 +35,7 @@ from ..ai import (
     resolve_stream,
 )
 from ..ai import stream as default_stream
-from ..ai._base import shallow_copy, trusted
+from ..ai._base import bare_instance, set_fields, shallow_copy, trusted
 from ..ai.partial import REQUEST_ABORTED
 from ..ai.registry import StreamFunction
 from ._hooks import call_hook, field_of
@@ -351,43 +351,46 @@ class _LoopRun:
             self.stream_fn(self.model, llm_context, self._stream_options(api_key or config.api_key))
         )
 
-        # The per-token path: no cast(), no coroutine per event when the sink is a plain
-        # function, and one snapshot of the partial's top-level fields (Pi's ``{...partial}``)
-        # shared by consecutive updates while those fields stay the same.
+        # The per-token path: events taken in runs (no async step per event), no cast(), no
+        # coroutine per event when the sink is a plain function, and one snapshot of the
+        # partial's top-level fields (Pi's ``{...partial}``) shared by consecutive updates
+        # while those fields stay the same.
         sink = self.sink
         context_messages = self.context.messages
         started = False
         snapshot: Any = None
-        async for event in response:
-            kind = event.type
-            if kind == "done" or kind == "error":
-                continue  # the last event; the final message comes from result()
-            if kind == "start":
-                started = True
-                partial = event.partial  # type: ignore[union-attr]
-                context_messages.append(partial)
-                snapshot = shallow_copy(partial)
-                update: Any = trusted(
-                    MessageStartEvent, {"type": "message_start", "message": snapshot}
-                )
-            elif started:
-                partial = event.partial  # type: ignore[union-attr]
-                context_messages[-1] = partial
-                if snapshot.__dict__ != partial.__dict__:
+        async for run in response.runs():
+            for event in run:
+                kind = event.type
+                if kind == "done" or kind == "error":
+                    continue  # the last event; the final message comes from result()
+                if kind == "start":
+                    started = True
+                    partial = event.partial  # type: ignore[union-attr]
+                    context_messages.append(partial)
                     snapshot = shallow_copy(partial)
-                update = trusted(
-                    MessageUpdateEvent,
-                    {
-                        "type": "message_update",
-                        "message": snapshot,
-                        "assistant_message_event": event,
-                    },
-                )
-            else:
-                continue
-            pending = sink(update)
-            if pending is not None and _isawaitable(pending):
-                await pending
+                    update: Any = trusted(
+                        MessageStartEvent, {"type": "message_start", "message": snapshot}
+                    )
+                elif started:
+                    partial = event.partial  # type: ignore[union-attr]
+                    context_messages[-1] = partial
+                    if snapshot.__dict__ != partial.__dict__:
+                        snapshot = shallow_copy(partial)
+                    update = bare_instance(MessageUpdateEvent)  # trusted(), inlined
+                    set_fields(
+                        update,
+                        {
+                            "type": "message_update",
+                            "message": snapshot,
+                            "assistant_message_event": event,
+                        },
+                    )
+                else:
+                    continue
+                pending = sink(update)
+                if pending is not None and _isawaitable(pending):
+                    await pending
         return await self._emit_final(await response.result(), started=started)
 
     async def _emit_final(self, final: AssistantMessage, *, started: bool) -> AssistantMessage:

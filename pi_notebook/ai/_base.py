@@ -116,6 +116,11 @@ class EventModel(WireModel):
     __pydantic_private__ = _FilledOnFirstUse("__pydantic_private__", lambda obj: None)
 
 
+# The two steps of trusted() for an EventModel, for the per-token path to inline, where the
+# call itself would cost as much as both: ``event = bare_instance(cls); set_fields(event, d)``.
+bare_instance = _new_object
+set_fields = _set_dict
+
 _eager_bookkeeping: dict[type[BaseModel], bool] = {}
 
 

@@ -4,8 +4,14 @@ Two ways to feed it:
 
 * push: a producer calls :meth:`EventStream.push` / :meth:`EventStream.end` (from any coroutine
   or callback on the loop's thread); consumers iterate and/or ``await result()``.
-* pull: :meth:`EventStream.from_source` wraps an async iterator that runs only as the consumer
-  asks for events, so a scripted producer costs no task switch per event.
+* pull: :meth:`EventStream.from_runs` wraps an async iterator of *runs* (sync iterables of the
+  events a producer can make without waiting) that runs only as the consumer asks for events,
+  so a scripted producer costs no task switch and no async step per event.
+  :meth:`EventStream.from_source` takes an async iterator of single events instead.
+
+Consumers either iterate events (``async for event in stream``) or, on a per-token path, take
+the runs themselves (``async for run in stream.runs(): for event in run: ...``). Both see the
+same events in the same order; a run's events are made one by one as they are taken.
 
 Pushing after completion is ignored. The completing event itself is still delivered. A stream
 never raises out of iteration for a producer's failure: producers encode failure as events.
@@ -15,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
 from .events import AssistantMessageEvent
@@ -40,10 +46,22 @@ class EventStream(Generic[E, R]):
         self._waiter: asyncio.Future[None] | None = None
         self._result: asyncio.Future[R] | None = None
         self._result_value: tuple[R] | None = None
-        self._source: AsyncIterator[E] | None = None
+        self._source: AsyncIterator[Iterable[E]] | None = None
+        self._run: Iterator[E] | None = None  # the pulled run being taken, if any
         self._pulling = False
         self._pull_done: asyncio.Future[None] | None = None
         self._iterator: AsyncIterator[E] | None = None
+
+    @classmethod
+    def from_runs(
+        cls,
+        runs: AsyncIterator[Iterable[E]],
+        is_complete: Callable[[E], bool],
+        extract_result: Callable[[E], R],
+    ) -> EventStream[E, R]:
+        stream = cls(is_complete, extract_result)
+        stream._source = runs
+        return stream
 
     @classmethod
     def from_source(
@@ -52,9 +70,7 @@ class EventStream(Generic[E, R]):
         is_complete: Callable[[E], bool],
         extract_result: Callable[[E], R],
     ) -> EventStream[E, R]:
-        stream = cls(is_complete, extract_result)
-        stream._source = source
-        return stream
+        return cls.from_runs(_one_per_run(source), is_complete, extract_result)
 
     # -- producer side ---------------------------------------------------------------------
 
@@ -81,10 +97,10 @@ class EventStream(Generic[E, R]):
 
     # -- consumer side ---------------------------------------------------------------------
 
-    def __aiter__(self) -> AsyncIterator[E]:
-        if self._source is not None:
-            return self._pull()
-        return self._drain()
+    async def __aiter__(self) -> AsyncIterator[E]:
+        async for run in self.runs():
+            for event in run:
+                yield event
 
     async def __anext__(self) -> E:
         """``anext(stream)`` without ``__aiter__``: steps one iterator kept for such calls."""
@@ -92,11 +108,36 @@ class EventStream(Generic[E, R]):
             self._iterator = self.__aiter__()
         return await self._iterator.__anext__()
 
+    async def runs(self) -> AsyncIterator[Iterator[E]]:
+        """The events in runs: each run is a sync iterator of events ready without waiting.
+
+        Take each run to its end before asking for the next one. A pushed stream's run is what
+        is queued; a pulled stream's run is the producer's own, stepped lazily.
+        """
+        queue = self._queue
+        while True:
+            if queue:
+                yield _take_all(queue)
+            elif self._run is not None:
+                yield self._follow(self._run)
+            elif self._done:
+                return
+            elif self._source is None:
+                self._waiter = asyncio.get_running_loop().create_future()
+                await self._waiter
+            elif not await self._pull_run():
+                return
+
     async def result(self) -> R:
         """The final value; drains a pull source if nobody iterated it."""
-        if self._source is not None and not self._done:
-            async for event in self._pull(take_queued=False):
-                self._queue.append(event)  # kept for an iterator, in order
+        if self._source is not None:
+            # Whatever is pulled here waits in the queue for an iterator, in order.
+            queue = self._queue
+            while not self._done:
+                if self._run is not None:
+                    queue.extend(self._follow(self._run))
+                elif not await self._pull_run():
+                    break
         if self._result_value is not None:
             return self._result_value[0]
         if self._done:
@@ -107,61 +148,45 @@ class EventStream(Generic[E, R]):
 
     # -- internals ---------------------------------------------------------------------------
 
-    async def _drain(self) -> AsyncIterator[E]:
-        """Iterate a pushed stream: whatever is queued at once, then wait for the producer."""
-        queue = self._queue
-        while True:
-            if queue:
-                yield queue.popleft()
-            elif self._done:
+    def _follow(self, run: Iterator[E]) -> Iterator[E]:
+        """Take ``run`` event by event up to its end or the completing event."""
+        is_complete = self._is_complete
+        for event in run:
+            if is_complete(event):
+                self._done = True
+                self._run = None
+                self._set_result(self._extract_result(event))
+                yield event
                 return
-            else:
-                self._waiter = asyncio.get_running_loop().create_future()
-                await self._waiter
+            yield event
+        if self._run is run:
+            self._run = None
 
-    async def _pull(self, *, take_queued: bool = True) -> AsyncIterator[E]:
-        """Step the pull source, one generator step per event (the per-token path).
+    async def _pull_run(self) -> bool:
+        """Make the source's next run current; False once it is exhausted.
 
-        Events that ``result()`` pulled while an iterator was paused wait in the queue and
-        come first (``take_queued``). An async generator must not be re-entered, so while
-        another task is stepping the source this waits for that step and looks again.
+        An async generator must not be re-entered, so while another task is stepping the
+        source this waits for that step instead (and the caller looks again).
         """
         source = self._source
         assert source is not None
-        step = source.__anext__
-        queue = self._queue
-        while True:
-            if take_queued and queue:
-                yield queue.popleft()
-            elif self._done:
-                return
-            elif self._pulling:
-                await self._wait_for_puller()
-            else:
-                self._pulling = True
-                try:
-                    event = await step()
-                except StopAsyncIteration:
-                    self.end()
-                    return
-                finally:
-                    self._pulling = False
-                    if self._pull_done is not None:
-                        self._wake_pullers()
-                if self._is_complete(event):
-                    self._done = True
-                    self._set_result(self._extract_result(event))
-                yield event
-
-    async def _wait_for_puller(self) -> None:
-        if self._pull_done is None:
-            self._pull_done = asyncio.get_running_loop().create_future()
-        await asyncio.shield(self._pull_done)
-
-    def _wake_pullers(self) -> None:
-        waiters, self._pull_done = self._pull_done, None
-        if waiters is not None and not waiters.done():
-            waiters.set_result(None)
+        if self._pulling:
+            if self._pull_done is None:
+                self._pull_done = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._pull_done)
+            return True
+        self._pulling = True
+        try:
+            self._run = iter(await source.__anext__())
+        except StopAsyncIteration:
+            self.end()
+            return False
+        finally:
+            self._pulling = False
+            waiters, self._pull_done = self._pull_done, None
+            if waiters is not None and not waiters.done():
+                waiters.set_result(None)
+        return True
 
     def _set_result(self, value: R) -> None:
         self._result_value = (value,)
@@ -174,6 +199,16 @@ class EventStream(Generic[E, R]):
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
+
+
+def _take_all(queue: deque[E]) -> Iterator[E]:
+    while queue:
+        yield queue.popleft()
+
+
+async def _one_per_run(source: AsyncIterator[E]) -> AsyncIterator[Iterable[E]]:
+    async for event in source:
+        yield (event,)
 
 
 def _is_terminal(event: AssistantMessageEvent) -> bool:
@@ -198,6 +233,12 @@ class AssistantMessageEventStream(EventStream[AssistantMessageEvent, AssistantMe
     def from_events(
         cls, source: AsyncIterator[AssistantMessageEvent]
     ) -> AssistantMessageEventStream:
+        return cls.from_event_runs(_one_per_run(source))
+
+    @classmethod
+    def from_event_runs(
+        cls, runs: AsyncIterator[Iterable[AssistantMessageEvent]]
+    ) -> AssistantMessageEventStream:
         stream = cls()
-        stream._source = source
+        stream._source = runs
         return stream

@@ -18,9 +18,9 @@ import itertools
 import json
 import math
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from ._base import trusted
 from .abort import AbortSignal
@@ -78,6 +78,13 @@ FauxResponseFactory: TypeAlias = Callable[
 FauxResponseStep: TypeAlias = AssistantMessage | FauxResponseFactory
 
 _id_counter = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pause:
+    """In a paced script: wait out the pacing of ``chunk`` before sending it."""
+
+    chunk: str
 
 
 def faux_text(text: str) -> TextContent:
@@ -295,7 +302,9 @@ class FauxProvider:
     ) -> AssistantMessageEventStream:
         step = self._pending.pop(0) if self._pending else None
         self.state.call_count += 1
-        return AssistantMessageEventStream.from_events(self._run(step, model, context, options))
+        return AssistantMessageEventStream.from_event_runs(
+            self._runs(step, model, context, options)
+        )
 
     async def _resolve(
         self,
@@ -326,18 +335,33 @@ class FauxProvider:
         except Exception as exc:  # a raising factory or callback becomes an error event
             return self._error_message(str(exc) or type(exc).__name__, model), True
 
-    async def _run(
+    async def _runs(
         self,
         step: FauxResponseStep | None,
         model: Model,
         context: Context,
         options: StreamOptions | None,
-    ) -> AsyncIterator[AssistantMessageEvent]:
+    ) -> AsyncIterator[Iterable[AssistantMessageEvent]]:
+        """Unpaced, the whole reply is one run; paced, one run per event, pauses between."""
         message, failed = await self._resolve(step, model, context, options)
         if failed:
-            yield trusted(ErrorEvent, {"type": "error", "reason": "error", "error": message})
+            yield (trusted(ErrorEvent, {"type": "error", "reason": "error", "error": message}),)
             return
         signal = options.signal if options else None
+        if not self.tokens_per_second:
+            yield cast(Iterator[AssistantMessageEvent], self._script(message, signal, paced=False))
+            return
+        for item in self._script(message, signal, paced=True):
+            if isinstance(item, _Pause):
+                await self._pause(item.chunk, signal)
+            else:
+                yield (item,)
+
+    def _script(
+        self, message: AssistantMessage, signal: AbortSignal | None, *, paced: bool
+    ) -> Iterator[AssistantMessageEvent | _Pause]:
+        """The reply's events, made one by one as they are taken; paced, a pause before each
+        chunk. A chunk is never sent once the signal is aborted."""
         partial = message.model_copy(update={"content": []})
         content: list[AssistantContent] = partial.content
         if signal is not None and signal.aborted:
@@ -362,11 +386,10 @@ class FauxProvider:
             yield trusted(
                 start_cls, {"type": start_tag, "content_index": index, "partial": partial}
             )
-            paced = self.tokens_per_second
             for chunk in self._chunks(full):
-                if (paced or (signal is not None and signal.aborted)) and await self._pause_aborted(
-                    chunk, signal
-                ):
+                if paced:
+                    yield _Pause(chunk)
+                if signal is not None and signal.aborted:
                     yield aborted_event(partial)
                     return
                 yield grow(partial, index, chunk)
@@ -397,15 +420,14 @@ class FauxProvider:
             DoneEvent, {"type": "done", "reason": message.stop_reason, "message": message}
         )
 
-    async def _pause_aborted(self, chunk: str, signal: AbortSignal | None) -> bool:
-        """Wait out the pacing for ``chunk``; True when the request was aborted."""
-        if self.tokens_per_second:
-            delay = estimate_tokens(chunk) / self.tokens_per_second
-            if signal is None:
-                await asyncio.sleep(delay)
-            else:
-                await signal.sleep(delay)
-        return signal is not None and signal.aborted
+    async def _pause(self, chunk: str, signal: AbortSignal | None) -> None:
+        """Wait out the pacing for ``chunk``; an abort ends the wait early."""
+        assert self.tokens_per_second
+        delay = estimate_tokens(chunk) / self.tokens_per_second
+        if signal is None:
+            await asyncio.sleep(delay)
+        else:
+            await signal.sleep(delay)
 
     def _chunks(self, text: str) -> list[str]:
         low, high = self.min_token_size, self.max_token_size

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from ._base import trusted
+from ._base import bare_instance, set_fields, trusted
 from .events import ErrorEvent, TextDeltaEvent, ThinkingDeltaEvent
 from .types import AssistantMessage, now_ms
 
@@ -31,10 +31,12 @@ def _grower(
         value: str = fields.pop(field)
         value += delta
         fields[field] = value
-        return trusted(
-            event_class,
+        event = bare_instance(event_class)  # trusted(), inlined
+        set_fields(
+            event,
             {"type": event_type, "content_index": index, "delta": delta, "partial": partial},
         )
+        return event
 
     return grow
 

@@ -320,6 +320,89 @@ async def test_pull_source_result_and_iteration_can_run_in_separate_tasks() -> N
 
 
 # --------------------------------------------------------------------------------------------
+# Runs: a pull source of sync runs, stepped one event at a time
+
+
+def counting_run(made: list[int], values: list[int]) -> Any:
+    """A sync run that records each value as it is made."""
+    for value in values:
+        made.append(value)
+        yield value
+
+
+async def test_a_run_is_made_one_event_at_a_time_as_it_is_taken() -> None:
+    made: list[int] = []
+
+    async def runs() -> AsyncIterator[Any]:
+        yield counting_run(made, [1, 2, 3, -9])
+
+    stream = EventStream.from_runs(runs(), lambda e: e < 0, lambda e: -e)
+    taken: list[int] = []
+    async for run in stream.runs():
+        for value in run:
+            taken.append(value)
+            assert made == taken  # nothing made ahead of the consumer
+    assert taken == [1, 2, 3, -9]
+    assert await stream.result() == 9
+
+
+async def test_iterating_events_flattens_the_runs_in_order() -> None:
+    async def runs() -> AsyncIterator[Any]:
+        yield [1, 2]
+        yield []
+        yield (3,)
+        yield [-4]
+
+    stream = EventStream.from_runs(runs(), lambda e: e < 0, lambda e: -e)
+    assert await asyncio.wait_for(collect(stream), TIMEOUT) == [1, 2, 3, -4]
+
+
+async def test_a_run_stops_at_the_completing_event() -> None:
+    made: list[int] = []
+    asked_again: list[bool] = []
+
+    async def runs() -> AsyncIterator[Any]:
+        yield counting_run(made, [1, -2, 3])
+        asked_again.append(True)
+        yield [4]
+
+    stream = EventStream.from_runs(runs(), lambda e: e < 0, lambda e: -e)
+    assert await asyncio.wait_for(collect(stream), TIMEOUT) == [1, -2]
+    assert made == [1, -2]
+    assert asked_again == []
+    assert stream.done and await stream.result() == 2
+
+
+async def test_result_taken_mid_run_leaves_the_rest_for_the_iterator_in_order() -> None:
+    async def runs() -> AsyncIterator[Any]:
+        yield iter([1, 2, 3])
+        yield iter([4, -5])
+
+    stream = EventStream.from_runs(runs(), lambda e: e < 0, lambda e: -e)
+    taken: list[int] = []
+    async for run in stream.runs():
+        for value in run:
+            taken.append(value)
+            if value == 1:  # a listener awaiting the result while the consumer is mid-run
+                assert await asyncio.wait_for(stream.result(), TIMEOUT) == 5
+    assert taken == [1, 2, 3, 4, -5]
+
+
+async def test_runs_of_a_pushed_stream_are_what_is_queued() -> None:
+    stream = int_stream()
+    stream.push(1)
+    stream.push(2)
+    runs = stream.runs()
+    first = await asyncio.wait_for(anext(runs), TIMEOUT)
+    assert list(first) == [1, 2]
+    waiting = asyncio.ensure_future(anext(runs))
+    stream.push(-3)
+    second = await asyncio.wait_for(waiting, TIMEOUT)
+    assert list(second) == [-3]
+    assert await stream.result() == 3
+
+
+# --------------------------------------------------------------------------------------------
 # AbortSignal / AbortController
 
 

@@ -170,6 +170,46 @@ async def test_partial_accumulates_the_streamed_text(faux: FauxProvider) -> None
     assert seen == ["abcd", "abcdefgh", "abcdefghij"]
 
 
+async def test_an_unpaced_reply_is_one_run_grown_only_as_its_events_are_taken(
+    faux: FauxProvider,
+) -> None:
+    faux.set_responses([faux_assistant_message("abcdefghij")])
+    response = await open_stream(faux.get_model(), ctx())
+    runs = [run async for run in _lazy_runs(response)]
+    assert len(runs) == 1
+    assert runs[0] == [
+        ("start", ""),
+        ("text_start", ""),
+        ("text_delta", "abcd"),
+        ("text_delta", "abcdefgh"),
+        ("text_delta", "abcdefghij"),
+        ("text_end", "abcdefghij"),
+        ("done", "abcdefghij"),
+    ]
+
+
+async def test_a_paced_reply_is_one_run_per_event() -> None:
+    paced = register_faux_provider(token_size=(1, 1), tokens_per_second=1e6)
+    try:
+        paced.set_responses([faux_assistant_message("abcdefgh")])
+        response = await open_stream(paced.get_model(), ctx())
+        runs = [run async for run in _lazy_runs(response)]
+        assert [len(run) for run in runs] == [1] * 6
+    finally:
+        paced.unregister()
+
+
+async def _lazy_runs(response: AssistantMessageEventStream) -> Any:
+    """Each run as (event type, partial text when the event was taken)."""
+    async for run in response.runs():
+        taken = []
+        for event in run:
+            partial = event.partial if hasattr(event, "partial") else event.message
+            text = partial.content[0].text if partial.content else ""
+            taken.append((event.type, text))
+        yield taken
+
+
 async def test_tool_call_arguments_stay_empty_in_the_partial_until_toolcall_end(
     faux: FauxProvider,
 ) -> None:
