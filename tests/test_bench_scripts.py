@@ -1,0 +1,51 @@
+"""The benchmarks still run: each one, on a tiny workload, prints every row it promises.
+
+Figures are not checked (tests assert no wall-clock times); the scripts' own assertions are
+(every peer saw every chunk, the floor grew the whole text, the runs did not fail).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_bench(script: str, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.timeout(300)
+def test_bench_providers_runs_every_peer_on_the_same_stream() -> None:
+    out = run_bench("bench_providers.py", "--chunks", "400", "--repeat", "1")
+    assert "'raw+events': 400, 'ours': 400, 'sdk': 400" in out
+    for row in ("raw ", "raw+json", "raw+events", "ours ", "sdk ", "ours / raw", "sdk / ours"):
+        assert row in out
+
+
+@pytest.mark.timeout(300)
+def test_loop_floor_prints_the_floor_and_ours() -> None:
+    out = run_bench("loop_floor.py", "--deltas", "2000", "--repeat", "1")
+    assert "one message of 2,000 deltas" in out
+    assert "floor" in out and "ours / floor" in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_loop_python_side_runs_without_pi() -> None:
+    out = run_bench("bench_loop.py", "--no-pi", "--turns", "3", "--chars", "40", "--repeat", "1")
+    assert "pi_notebook (python)" in out
