@@ -123,8 +123,7 @@ class EventStream(Generic[E, R]):
             elif self._done:
                 return
             elif self._source is None:
-                self._waiter = asyncio.get_running_loop().create_future()
-                await self._waiter
+                await self._wait_for_push()
             elif not await self._pull_run():
                 return
 
@@ -187,6 +186,15 @@ class EventStream(Generic[E, R]):
             if waiters is not None and not waiters.done():
                 waiters.set_result(None)
         return True
+
+    async def _wait_for_push(self) -> None:
+        """Wait for the next push or the end. Every waiting consumer shares one future, so
+        each one wakes (and the one that finds the queue empty waits again); a consumer
+        cancelled while waiting does not cancel it for the others."""
+        waiter = self._waiter
+        if waiter is None:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+        await asyncio.shield(waiter)
 
     def _set_result(self, value: R) -> None:
         self._result_value = (value,)

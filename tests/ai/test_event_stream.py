@@ -170,6 +170,32 @@ async def test_end_wakes_a_waiting_consumer() -> None:
     assert await asyncio.wait_for(task, TIMEOUT) == []
 
 
+async def test_two_waiting_consumers_both_wake_and_share_the_events_once() -> None:
+    stream = int_stream()
+    first = asyncio.create_task(collect(stream))
+    second = asyncio.create_task(collect(stream))
+    await asyncio.sleep(0)  # both tasks start and wait (asyncio runs them before us)
+    stream.push(1)
+    stream.push(2)
+    stream.push(-3)
+    got_first, got_second = await asyncio.wait_for(asyncio.gather(first, second), TIMEOUT)
+    assert sorted(got_first + got_second) == [-3, 1, 2]
+    assert got_first == sorted(got_first, key=[1, 2, -3].index)  # each in push order
+    assert got_second == sorted(got_second, key=[1, 2, -3].index)
+
+
+async def test_a_cancelled_waiting_consumer_does_not_stop_the_others() -> None:
+    stream = int_stream()
+    cancelled = asyncio.create_task(collect(stream))
+    kept = asyncio.create_task(collect(stream))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    stream.push(-1)
+    assert await asyncio.wait_for(kept, TIMEOUT) == [-1]
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+
+
 async def test_end_without_result_then_result_raises_runtime_error() -> None:
     stream = int_stream()
     stream.push(1)
