@@ -43,7 +43,7 @@ class EventStream(Generic[E, R]):
         self._extract_result = extract_result
         self._queue: deque[E] = deque()
         self._done = False
-        self._waiter: asyncio.Future[None] | None = None
+        self._waiters: list[asyncio.Future[None]] = []
         self._result: asyncio.Future[R] | None = None
         self._result_value: tuple[R] | None = None
         self._source: AsyncIterator[Iterable[E]] | None = None
@@ -188,13 +188,11 @@ class EventStream(Generic[E, R]):
         return True
 
     async def _wait_for_push(self) -> None:
-        """Wait for the next push or the end. Every waiting consumer shares one future, so
-        each one wakes (and the one that finds the queue empty waits again); a consumer
-        cancelled while waiting does not cancel it for the others."""
-        waiter = self._waiter
-        if waiter is None:
-            waiter = self._waiter = asyncio.get_running_loop().create_future()
-        await asyncio.shield(waiter)
+        """Wait for the next push or the end. Each waiting consumer has its own future and
+        every one wakes (one that then finds the queue empty waits again)."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
 
     def _set_result(self, value: R) -> None:
         self._result_value = (value,)
@@ -202,11 +200,12 @@ class EventStream(Generic[E, R]):
             self._result.set_result(value)
 
     def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
+        waiters = self._waiters
+        if waiters:
+            self._waiters = []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
 
 
 def _take_all(queue: deque[E]) -> Iterator[E]:
