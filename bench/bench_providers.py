@@ -7,9 +7,9 @@ Starts a local HTTP server (a subprocess on 127.0.0.1) that streams a chat compl
 * raw+json - the same, parsing each ``data:`` line with pydantic-core's ``from_json`` (the
              fastest JSON parser installed): the floor of any client that reads each chunk;
 * raw+events - the same line read, cutting each chunk's content out with a string search (no
-             JSON, no checks: it works only on this payload), growing a text block in place and
-             yielding one trusted ``text_delta`` per chunk through one async generator: the
-             least any Python client that streams Pi's events can do;
+             JSON, no checks: it works only on this payload) and yielding ``grow_text``'s
+             ``text_delta`` (the block grown in place) through one async generator: the least
+             any Python client that streams Pi's events can do;
 * ours     - ``pi_notebook`` openai-completions stream, iterating every event;
 * sdk      - the official ``openai`` SDK's streaming, touching every chunk's delta.
 
@@ -143,25 +143,15 @@ _CONTENT = '"content": "'
 
 
 async def _least_events(lines: Any, partial: Any) -> Any:
-    from pi_notebook.ai._base import bare_instance, set_fields
-    from pi_notebook.ai.events import TextDeltaEvent
+    from pi_notebook.ai.partial import grow_text
 
-    block = partial.content[0].__dict__
     skip = len(_CONTENT)
     async for line in lines:
         start = line.find(_CONTENT)
         if start < 0:
             continue
         start += skip
-        delta = line[start : line.index('"', start)]  # this payload has no escapes
-        text = block.pop("text")
-        text += delta
-        block["text"] = text
-        event = bare_instance(TextDeltaEvent)
-        set_fields(
-            event, {"type": "text_delta", "content_index": 0, "delta": delta, "partial": partial}
-        )
-        yield event
+        yield grow_text(partial, 0, line[start : line.index('"', start)])  # no escapes here
 
 
 async def run_raw_events(client: Any, url: str) -> int:
