@@ -121,23 +121,41 @@ class EventModel(WireModel):
 bare_instance = _new_object
 set_fields = _set_dict
 
-_eager_bookkeeping: dict[type[BaseModel], bool] = {}
+# Per class: None for an EventModel; otherwise its defaulted fields as (name, default, factory).
+_Defaults = tuple[tuple[str, Any, Callable[[], Any] | None], ...]
+_defaults_of: dict[type[BaseModel], _Defaults | None] = {}
+
+
+def _defaults(cls: type[BaseModel]) -> _Defaults | None:
+    if issubclass(cls, EventModel):
+        return None
+    return tuple(
+        (name, info.default, info.default_factory)  # type: ignore[misc]
+        for name, info in cls.model_fields.items()
+        if not info.is_required()
+    )
 
 
 def trusted(cls: type[M], fields: dict[str, Any]) -> M:
     """Build ``cls`` from already-correct ``fields`` without validation.
 
-    ``fields`` must name every field of ``cls`` that has no default; defaults are not filled
-    in here (callers on the hot path pass them), which is what keeps this cheap. For an
-    :class:`EventModel` that is all there is to do; other models get their bookkeeping now.
+    ``fields`` must name every field of ``cls`` that has no default, and becomes the
+    instance's dict. An :class:`EventModel` (built per token) takes it as it is: its callers
+    pass every field. Other models (content blocks, messages: built once each) get their
+    missing defaults filled in and their bookkeeping now, so they equal, dump and read back
+    exactly as validated ones do.
     """
     obj = _new_object(cls)
     _set_dict(obj, fields)
-    eager = _eager_bookkeeping.get(cls)
-    if eager is None:
-        eager = _eager_bookkeeping[cls] = not issubclass(cls, EventModel)
-    if eager:
+    try:
+        defaults = _defaults_of[cls]
+    except KeyError:
+        defaults = _defaults_of[cls] = _defaults(cls)
+    if defaults is not None:
         _set_fields_set(obj, set(fields))
+        for name, default, factory in defaults:
+            if name not in fields:
+                fields[name] = default if factory is None else factory()
         _set_extra(obj, {} if cls.model_config.get("extra") == "allow" else None)
         _set_private(obj, None)
     return obj

@@ -16,7 +16,7 @@ from pi_notebook.agent.events import MessageUpdateEvent
 from pi_notebook.ai import TextContent, faux_assistant_message
 from pi_notebook.ai._base import EventModel, trusted
 from pi_notebook.ai.events import TextDeltaEvent
-from pi_notebook.ai.types import AssistantMessage
+from pi_notebook.ai.types import AssistantMessage, ThinkingContent, ToolCall
 
 
 def _message() -> AssistantMessage:
@@ -91,3 +91,14 @@ def test_other_models_get_their_bookkeeping_at_build_time() -> None:
     assert block.model_fields_set == {"type", "text", "text_signature"}
     assert block == TextContent(type="text", text="hi", text_signature=None)
     assert block.__pydantic_extra__ == {} and block.__pydantic_private__ is None
+
+
+def test_other_models_get_the_defaults_their_fields_leave_out() -> None:
+    thinking = trusted(ThinkingContent, {"type": "thinking", "thinking": "x"})
+    assert thinking.redacted is None and thinking.thinking_signature is None
+    assert thinking.model_fields_set == {"type", "thinking"}
+    assert thinking == ThinkingContent(thinking="x")
+    call = trusted(ToolCall, {"type": "toolCall", "id": "c1", "name": "f"})
+    assert call.arguments == {} and call.thought_signature is None
+    other = trusted(ToolCall, {"type": "toolCall", "id": "c2", "name": "f"})
+    assert other.arguments is not call.arguments  # a default factory runs per instance

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pi_notebook.ai import Context, StreamOptions, UserMessage
+from pi_notebook.ai import AssistantMessage, Context, StreamOptions, UserMessage
 
 from .helpers import KEY, anthropic_model, collect, squash, types_of
 from .server import ScriptServer, named_sse, stream_bytes
@@ -113,6 +113,46 @@ async def test_text_with_thinking_signature_and_usage(server: ScriptServer) -> N
     assert req.path == "/v1/messages"
     assert req.headers["x-api-key"] == KEY
     assert req.headers["anthropic-version"] == "2023-06-01"
+
+
+async def test_a_streamed_reply_is_a_full_message_the_next_request_can_send(
+    server: ScriptServer,
+) -> None:
+    """Blocks built while streaming carry every field (defaults included), like validated ones."""
+    body = named_sse(
+        start(),
+        block_start(0, {"type": "thinking", "thinking": ""}),
+        delta(0, {"type": "thinking_delta", "thinking": "Hmm."}),
+        delta(0, {"type": "signature_delta", "signature": "sig-1"}),
+        stop(0),
+        block_start(1, {"type": "redacted_thinking", "data": "opaque=="}),
+        stop(1),
+        block_start(2, {"type": "text", "text": ""}),
+        delta(2, {"type": "text_delta", "text": "Calling."}),
+        stop(2),
+        block_start(3, {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}),
+        delta(3, {"type": "input_json_delta", "partial_json": '{"q": 1}'}),
+        stop(3),
+        message_delta("tool_use"),
+        END,
+    )
+    again = named_sse(start(), block_start(0, {"type": "text", "text": ""}), stop(0), END)
+    server.queue(stream_bytes(body), stream_bytes(again))
+    model = anthropic_model(server.url)
+    _, reply = await collect(model, ctx(), opts())
+    assert reply.stop_reason == "toolUse"
+    assert AssistantMessage.model_validate(reply.to_json_dict()) == reply
+    follow_up = Context(messages=[*ctx().messages, reply, UserMessage(content="go on")])
+    _, second = await collect(model, follow_up, opts())
+    assert second.stop_reason == "stop", second.error_message
+    sent = server.requests[1].json()["messages"][1]["content"]
+    assert [block["type"] for block in sent] == [
+        "thinking",
+        "redacted_thinking",
+        "text",
+        "tool_use",
+    ]
+    assert sent[0]["signature"] == "sig-1" and sent[1]["data"] == "opaque=="
 
 
 async def test_redacted_thinking(server: ScriptServer) -> None:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pi_notebook.ai import Context, StreamOptions, Tool
+from pi_notebook.ai import AssistantMessage, Context, StreamOptions, Tool, UserMessage
 
 from .helpers import KEY, collect, openai_model, squash, types_of
 from .server import ScriptServer, error, sse, stream_bytes
@@ -102,6 +102,33 @@ async def test_thinking_then_text_closes_blocks_after_stream(server: ScriptServe
     assert result.content[0].thinking == "Let me think."
     assert result.content[0].thinking_signature == "reasoning_content"
     assert result.content[1].text == "Answer"
+
+
+async def test_a_streamed_reply_is_a_full_message_the_next_request_can_send(
+    server: ScriptServer,
+) -> None:
+    """Blocks built while streaming carry every field (defaults included), like validated ones."""
+    call = {"index": 0, "id": "call_1", "type": "function"}
+    server.queue(
+        stream_bytes(
+            sse(
+                chunk({"reasoning_content": "Think."}),
+                chunk({"content": "Calling."}),
+                chunk({"tool_calls": [{**call, "function": {"name": "f", "arguments": "{}"}}]}),
+                chunk({}, "tool_calls"),
+            )
+        ),
+        stream_bytes(sse(chunk({"content": "ok"}), chunk({}, "stop"))),
+    )
+    model = openai_model(server.url, reasoning=True)
+    _, reply = await collect(model, ctx(), opts())
+    assert [block.type for block in reply.content] == ["thinking", "text", "toolCall"]
+    assert AssistantMessage.model_validate(reply.to_json_dict()) == reply
+    follow_up = Context(messages=[*ctx().messages, reply, UserMessage(content="go on")])
+    _, second = await collect(model, follow_up, opts())
+    assert second.stop_reason == "stop", second.error_message
+    (sent,) = [m for m in server.requests[1].json()["messages"] if m["role"] == "assistant"]
+    assert sent["tool_calls"][0]["id"] == "call_1"
 
 
 async def test_reasoning_field_variant(server: ScriptServer) -> None:
