@@ -7,7 +7,7 @@ Two ways to feed it:
 * pull: :meth:`EventStream.from_runs` wraps an async iterator of *runs* (sync iterables of the
   events a producer can make without waiting) that runs only as the consumer asks for events,
   so a scripted producer costs no task switch and no async step per event.
-  :meth:`EventStream.from_source` takes an async iterator of single events instead.
+  :meth:`AssistantMessageEventStream.from_events` takes an async iterator of single events.
 
 Consumers either iterate events (``async for event in stream``) or, on a per-token path, take
 the runs themselves (``async for run in stream.runs(): for event in run: ...``). Both see the
@@ -62,15 +62,6 @@ class EventStream(Generic[E, R]):
         stream = cls(is_complete, extract_result)
         stream._source = runs
         return stream
-
-    @classmethod
-    def from_source(
-        cls,
-        source: AsyncIterator[E],
-        is_complete: Callable[[E], bool],
-        extract_result: Callable[[E], R],
-    ) -> EventStream[E, R]:
-        return cls.from_runs(_one_per_run(source), is_complete, extract_result)
 
     # -- producer side ---------------------------------------------------------------------
 
