@@ -478,7 +478,7 @@ def test_reopened_notebook_with_saved_widget_state_shows_the_final_panel(
 
 
 @pytest.mark.xfail(
-    strict=False,
+    strict=True,  # an upstream fix shows up as a failure to act on, not a silent pass
     reason="ipywidgets limitation: with the default settings (no saved widget state) Lab and "
     "Notebook 7 print 'Error displaying widget: model not found' for a widget output whose "
     "model is gone and never fall back to the output's static text/html",
