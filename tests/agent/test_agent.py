@@ -73,21 +73,23 @@ async def test_state_is_reduced_before_listeners_run(faux: FauxProvider) -> None
 
 async def test_prompt_while_running_raises_pis_message(faux: FauxProvider) -> None:
     gate = asyncio.Event()
+    executing = asyncio.Event()
 
     async def execute(*args: Any) -> AgentToolResult:
+        executing.set()
         await asyncio.wait_for(gate.wait(), 5)
         return AgentToolResult()
 
     faux.set_responses(
         [
-            faux_assistant_message([faux_tool_call("t", {})], stop_reason="toolUse"),
+            faux_assistant_message([faux_tool_call("t", {}, id="c1")], stop_reason="toolUse"),
             faux_assistant_message("done"),
         ]
     )
     agent = make_agent(faux, tools=[AgentTool(name="t", execute=execute)])
     run = asyncio.ensure_future(agent.prompt("go"))
-    while not agent.state.pending_tool_calls:
-        await asyncio.sleep(0)
+    await asyncio.wait_for(executing.wait(), 5)
+    assert agent.state.pending_tool_calls == {"c1"}
     with pytest.raises(AgentBusyError) as busy:
         await agent.prompt("again")
     assert str(busy.value) == (
@@ -109,10 +111,12 @@ async def test_listeners_are_awaited_in_order_and_idle_waits_for_agent_end_liste
     agent = make_agent(faux)
     order: list[str] = []
     release = asyncio.Event()
+    slow_started = asyncio.Event()
 
     async def slow(event: Any, signal: Any) -> None:
         if event.type == "agent_end":
             order.append("slow start")
+            slow_started.set()
             await release.wait()
             order.append("slow end")
 
@@ -123,8 +127,7 @@ async def test_listeners_are_awaited_in_order_and_idle_waits_for_agent_end_liste
     agent.subscribe(slow)
     agent.subscribe(fast)
     run = asyncio.ensure_future(agent.prompt("hi"))
-    while "slow start" not in order:
-        await asyncio.sleep(0)
+    await asyncio.wait_for(slow_started.wait(), 5)
     idle = asyncio.ensure_future(agent.wait_for_idle())
     await asyncio.sleep(0)
     assert not idle.done() and agent.state.is_streaming

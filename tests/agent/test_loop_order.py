@@ -169,11 +169,13 @@ async def test_exact_sink_and_hook_order_for_a_tool_turn_then_a_text_turn(
 
 async def test_a_slow_listener_holds_the_next_model_call(faux: FauxProvider) -> None:
     release = asyncio.Event()
+    waiting = asyncio.Event()
     order: list[str] = []
 
     async def emit(event: Any) -> None:
         if event.type == "message_end" and event.message.role == "user":
             order.append("listener waiting")
+            waiting.set()
             await release.wait()
             order.append("listener released")
 
@@ -185,8 +187,7 @@ async def test_a_slow_listener_holds_the_next_model_call(faux: FauxProvider) -> 
     run = asyncio.ensure_future(
         run_agent_loop([user("x")], make_context(), make_config(faux), emit, None, stream_fn)
     )
-    while "listener waiting" not in order:
-        await asyncio.sleep(0)
+    await asyncio.wait_for(waiting.wait(), 5)
     assert faux.call_count == 0
     release.set()
     await asyncio.wait_for(run, 5)

@@ -50,11 +50,18 @@ async def run(faux: FauxProvider, log: Log, *tools: AgentTool, **config: Any) ->
     )
 
 
-def gated_tool(name: str, gates: dict[str, asyncio.Event], order: list[str]) -> AgentTool:
-    """A tool that finishes only when its gate opens, and records when it started/ended."""
+def gated_tool(
+    name: str, gates: dict[str, asyncio.Event], order: list[str], started: asyncio.Event
+) -> AgentTool:
+    """A tool that finishes only when its gate opens, and records when it started/ended.
+
+    ``started`` is set once every gated call has started.
+    """
 
     async def execute(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
         order.append(f"start {call_id}")
+        if sum(entry.startswith("start ") for entry in order) == len(gates):
+            started.set()
         await asyncio.wait_for(gates[call_id].wait(), 5)
         order.append(f"end {call_id}")
         return AgentToolResult(content=[TextContent(text=call_id)])
@@ -66,6 +73,7 @@ async def test_parallel_batch_ends_in_completion_order_and_results_in_source_ord
     faux: FauxProvider, log: Log
 ) -> None:
     gates = {"a": asyncio.Event(), "b": asyncio.Event()}
+    started = asyncio.Event()
     order: list[str] = []
     faux.set_responses([calls(("slow", "a"), ("slow", "b")), faux_assistant_message("done")])
 
@@ -78,13 +86,13 @@ async def test_parallel_batch_ends_in_completion_order_and_results_in_source_ord
     task = asyncio.ensure_future(
         run_agent_loop(
             [UserMessage(content="go")],
-            make_context(gated_tool("slow", gates, order)),
+            make_context(gated_tool("slow", gates, order, started)),
             make_config(faux),
             emit,
         )
     )
-    while order != ["start a", "start b"]:
-        await asyncio.sleep(0)
+    await asyncio.wait_for(started.wait(), 5)
+    assert order == ["start a", "start b"]
     gates["b"].set()
     await asyncio.wait_for(task, 5)
     assert [e.tool_call_id for e in log.of("tool_execution_end")] == ["b", "a"]

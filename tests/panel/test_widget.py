@@ -23,7 +23,8 @@ from .helpers import CapturePanel, faux, replay
 
 
 async def test_handlers_from_another_thread_run_on_the_agents_loop() -> None:
-    provider = faux([faux_assistant_message("slow " * 100), faux_assistant_message("ok")], tps=500)
+    # long enough (about 4 s at 500 tokens/s) to still be streaming when the abort arrives
+    provider = faux([faux_assistant_message("slow " * 400), faux_assistant_message("ok")], tps=500)
     agent = Agent(model=provider.get_model())
     loop_thread = threading.get_ident()
     calls: list[tuple[str, int]] = []
@@ -33,7 +34,12 @@ async def test_handlers_from_another_thread_run_on_the_agents_loop() -> None:
         calls.append(("steer", threading.get_ident()))
         steer(message)
 
+    def record_abort() -> None:
+        calls.append(("abort", threading.get_ident()))
+        abort()
+
     agent.steer = record_steer  # type: ignore[method-assign]
+    agent.abort = record_abort  # type: ignore[method-assign]
     panel = CapturePanel()
     panel.attach(agent)
     panel.handle_message({"type": "hello"})
@@ -55,10 +61,14 @@ async def test_handlers_from_another_thread_run_on_the_agents_loop() -> None:
     assert calls == [("steer", loop_thread)]
     panel.handle_message({"type": "clear_queue"})
     assert panel.snapshot["queue"] == [] and not agent.has_queued_messages()
-    await task
+    worker = threading.Thread(target=panel._on_custom_msg, args=(panel, {"type": "abort"}, []))
+    worker.start()
+    worker.join()
+    await asyncio.wait_for(task, 5)
     panel.finish()
-    assert abort is not None
+    assert calls == [("steer", loop_thread), ("abort", loop_thread)]
     assert [m.role for m in agent.state.messages] == ["user", "assistant"]
+    assert agent.state.messages[-1].stop_reason == "aborted"
 
 
 async def test_steer_and_followup_outside_a_run_only_leave_a_note() -> None:

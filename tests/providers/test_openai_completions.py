@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
-from pi_notebook.ai import AssistantMessage, Context, StreamOptions, Tool, UserMessage
+from pi_notebook.ai import (
+    AssistantMessage,
+    Context,
+    StreamOptions,
+    Tool,
+    UserMessage,
+    resolve_stream,
+)
+from pi_notebook.ai.registry import stream
 
 from .helpers import KEY, collect, openai_model, squash, types_of
-from .server import ScriptServer, error, sse, stream_bytes
+from .server import Conn, Request, ScriptServer, error, sse, stream_bytes
 
 
 def chunk(delta: dict | None = None, finish: str | None = None, **extra: object) -> dict:
@@ -183,26 +192,40 @@ async def test_single_tool_call_split_args_and_repeated_name(server: ScriptServe
 
 
 async def test_partial_arguments_are_parsed_while_streaming(server: ScriptServer) -> None:
-    server.queue(
-        stream_bytes(
-            sse(
-                *_tool_chunks(0, "c", "f", '{"query": "hello world", "n": 5}', repeat=False),
-                chunk({}, "tool_calls"),
-            )
-        )
-    )
-    model = openai_model(server.url)
-    from pi_notebook.ai import resolve_stream
-    from pi_notebook.ai.registry import stream
+    frames = _tool_chunks(0, "c", "f", '{"query": "hello world", "n": 5}', repeat=False)
+    consumed = asyncio.Event()
 
-    s = await resolve_stream(stream(model, ctx(), opts()))
+    async def lock_step(request: Request, conn: Conn) -> None:
+        # one frame at a time: the next is sent only once the client has seen this one's delta,
+        # so each recorded partial is the parse of exactly the arguments received so far
+        await conn.head(200)
+        for frame in frames:
+            consumed.clear()
+            await conn.chunk(sse(frame, end=False))
+            await asyncio.wait_for(consumed.wait(), 5)
+        await conn.chunk(sse(chunk({}, "tool_calls")))
+        await conn.end()
+
+    server.queue(lock_step)
+    s = await resolve_stream(stream(openai_model(server.url), ctx(), opts()))
     seen = []
     async for event in s:
         if event.type == "toolcall_delta":
             seen.append(dict(event.partial.content[0].arguments))
-    assert {"query": "hello"} in seen or any(a.get("query", "").startswith("hel") for a in seen)
-    assert seen[-1] == {"query": "hello world", "n": 5}
-    assert all(isinstance(a, dict) for a in seen)
+            consumed.set()
+    assert seen == [
+        {},
+        {},
+        {},
+        {"query": "h"},
+        {"query": "hell"},
+        {"query": "hello w"},
+        {"query": "hello worl"},
+        {"query": "hello world"},
+        {"query": "hello world"},
+        {"query": "hello world"},
+        {"query": "hello world", "n": 5},
+    ]
 
 
 async def test_parallel_tool_calls_by_index(server: ScriptServer) -> None:

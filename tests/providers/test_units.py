@@ -103,7 +103,13 @@ def test_keys_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
         assert keys.get_env_api_key(provider) == f"key-for-{provider}"
         assert keys.resolve_api_key(provider, "explicit") == "explicit"
     assert not keys.requires_api_key("ollama")
-    assert keys.get_env_api_key("ollama") is None or True
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+    assert keys.env_var_names("ollama") == ("OLLAMA_API_KEY",)
+    assert keys.get_env_api_key("ollama") is None
+    monkeypatch.setenv("OLLAMA_API_KEY", "  ")  # blank counts as unset
+    assert keys.get_env_api_key("ollama") is None
+    monkeypatch.setenv("OLLAMA_API_KEY", " key-for-ollama ")
+    assert keys.get_env_api_key("ollama") == "key-for-ollama"
 
 
 def test_redact_forms() -> None:
