@@ -101,6 +101,10 @@ class ToolBatch:
         self.assistant = assistant
         self.emit = emit
         self.signal = signal
+        self.tools: dict[str, AgentTool] = {}
+        """The context's tools by name; of tools sharing a name the first wins (Pi's ``find``)."""
+        for tool in context.tools:
+            self.tools.setdefault(tool.name, tool)
 
     @property
     def aborted(self) -> bool:
@@ -109,7 +113,7 @@ class ToolBatch:
     # -- entry points ----------------------------------------------------------------------
 
     async def run(self, calls: list[ToolCall]) -> BatchResult:
-        tools = {tool.name: tool for tool in self.context.tools}
+        tools = self.tools
         sequential = self.config.tool_execution == "sequential" or any(
             tools[c.name].execution_mode == "sequential" for c in calls if c.name in tools
         )
@@ -176,7 +180,7 @@ class ToolBatch:
     # -- one call ----------------------------------------------------------------------------
 
     async def _prepare(self, call: ToolCall) -> Outcome | Prepared:
-        tool = next((t for t in self.context.tools if t.name == call.name), None)
+        tool = self.tools.get(call.name)
         if tool is None:
             return Outcome(error_result(f"Tool {call.name} not found"), True)
         try:
