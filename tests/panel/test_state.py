@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from pi_notebook.ai import faux_assistant_message
+from pi_notebook.agent import AgentTool, AgentToolResult
+from pi_notebook.ai import TextContent, faux_assistant_message
 from pi_notebook.ai.faux import faux_text, faux_thinking, faux_tool_call
 from pi_notebook.notebook.panel.ops import OpList, apply_ops
 from pi_notebook.notebook.panel.state import PanelState, initial_state, redact
@@ -185,3 +186,26 @@ def test_ops_carry_copies_not_live_state() -> None:
     state.data["tools"]["c1"]["status"] = "mutated"
     state.data["lifecycle"][0]["label"] = "mutated"
     assert ops.ops == before
+
+
+def test_a_key_like_tool_result_is_sent_once_not_on_every_update() -> None:
+    # The card keeps the redacted text: comparing it with the raw text always differed, so the
+    # same result went out again with every progress update and at the end.
+    secret = "api_key=abcdefghijklmnop"
+
+    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        for _ in range(3):
+            on_update(AgentToolResult(content=[TextContent(text=secret)]))
+        return AgentToolResult(content=[TextContent(text=secret)])
+
+    leaky = AgentTool(name="leaky", parameters={"type": "object"}, execute=execute)
+    provider = faux(
+        [
+            faux_assistant_message([faux_tool_call("leaky", {}, id="k1")], stop_reason="toolUse"),
+            faux_assistant_message("done"),
+        ]
+    )
+    state, ops = reduce(run(collect_events(provider, "go", [leaky])))
+    assert state.data["tools"]["k1"]["result_text"] == "[redacted]"
+    sets = [op for op in ops.ops if op[0] == "s" and op[1] == ["tools", "k1", "result_text"]]
+    assert [op[2] for op in sets] == ["[redacted]"]

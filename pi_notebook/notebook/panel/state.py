@@ -448,9 +448,10 @@ class PanelState:
 
     def _result(self, tool_id: str, result: Any) -> None:
         text, images = _content_parts(getattr(result, "content", []))
+        text = redact(text)  # the card keeps the redacted text: compare with that
         card = self.data["tools"][tool_id]
         if card["result_text"] != text:
-            self._set(["tools", tool_id, "result_text"], redact(text))
+            self._set(["tools", tool_id, "result_text"], text)
         if card["images"] != images:
             self._set(["tools", tool_id, "images"], images)
         diff = _namespace_diff(getattr(result, "details", None))
