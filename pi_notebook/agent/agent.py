@@ -21,12 +21,12 @@ from ..ai import (
     AbortSignal,
     AgentMessage,
     AgentThinkingLevel,
-    AssistantMessage,
     ImageContent,
     Message,
     Model,
     TextContent,
     UserMessage,
+    empty_reply,
     now_ms,
 )
 from ..ai.registry import StreamFunction
@@ -416,15 +416,11 @@ class Agent:
             self._finish_run(run)
 
     async def _handle_run_failure(self, exc: Exception, signal: AbortSignal) -> None:
-        model = self.state.model
-        failure = AssistantMessage(
+        failure = empty_reply(
+            self.state.model,
+            "aborted" if signal.aborted else "error",
+            str(exc) or type(exc).__name__,
             content=[TextContent(text="")],
-            api=model.api,
-            provider=model.provider,
-            model=model.id,
-            stop_reason="aborted" if signal.aborted else "error",
-            error_message=str(exc) or type(exc).__name__,
-            timestamp=now_ms(),
         )
         emit = awaited(self._process_events)
         await emit(MessageStartEvent(message=failure))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from pydantic import Field
 
@@ -28,10 +28,8 @@ from ..ai import (
     Usage,
 )
 from ..ai._base import WireModel
-from ..ai.registry import StreamFunction
 
 ToolExecutionMode: TypeAlias = Literal["sequential", "parallel"]
-MaybeAwaitable: TypeAlias = Any  # T | Awaitable[T]; hooks may be sync or async
 
 
 class AgentToolResult(WireModel):
@@ -59,28 +57,18 @@ class ToolFailure(Exception):
 ToolUpdate: TypeAlias = Callable[[AgentToolResult], None]
 
 
-class ToolExecute(Protocol):
-    """``execute(tool_call_id, params, signal, on_update)``.
-
-    Raise on failure (the loop turns the exception into an error result); do not encode
-    errors in the content. ``on_update(partial)`` streams progress (accumulated, not deltas);
-    calls after the tool settled are ignored.
-    """
-
-    def __call__(
-        self,
-        tool_call_id: str,
-        params: Any,
-        signal: AbortSignal | None,
-        on_update: ToolUpdate,
-    ) -> Awaitable[AgentToolResult] | AgentToolResult: ...
-
-
 class AgentTool(Tool):
     """A tool the agent can run: a :class:`~pi_notebook.ai.Tool` plus ``execute``."""
 
     label: str = ""
     execute: Callable[..., Any]
+    """``execute(tool_call_id, params, signal, on_update)`` returns an
+    :class:`AgentToolResult` (or an awaitable of one).
+
+    Raise on failure (the loop turns the exception into an error result); do not encode
+    errors in the content. ``on_update(partial)`` (a :data:`ToolUpdate`) streams progress
+    (accumulated, not deltas); calls after the tool settled are ignored.
+    """
     execution_mode: ToolExecutionMode | None = None
     prepare_arguments: Callable[[Any], Any] | None = None
     """Compatibility shim run before validation; returning the same object keeps the call."""
@@ -155,7 +143,6 @@ class TurnUpdate:
     thinking_level: AgentThinkingLevel | None = None
 
 
-ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], "MaybeAwaitable"]
 TransformContext: TypeAlias = Callable[[list[AgentMessage], AbortSignal | None], Any]
 
 
@@ -195,4 +182,3 @@ class AgentLoopConfig:
 AgentEventSink: TypeAlias = Callable[[Any], Awaitable[None] | None]
 """Where the loop's events go (Pi's sink): called with each event; an awaitable it returns is
 awaited before the loop goes on. A plain function that returns nothing costs no task switch."""
-LoopStreamFunction: TypeAlias = StreamFunction

@@ -28,6 +28,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.utils.text import FullEvalFormatter
 
 from ..agent import Agent, AgentTool
+from ..agent._hooks import call_hook
 from ..agent.types import TurnContext
 from ..ai import AbortSignal, AssistantMessage
 from ..ai.replay import check_replay
@@ -181,10 +182,7 @@ def _max_turns_hook(
             return True
         if previous is None:
             return False
-        result = previous(context, signal)
-        if isinstance(result, Awaitable):
-            result = await result
-        return bool(result)
+        return bool(await call_hook(previous, context, signal))
 
     return should_stop
 
@@ -246,11 +244,11 @@ async def execute(
         session.last_events = events
         session.last_reply = final_text(new_messages)
         namespace[REPLY_VARIABLE] = session.last_reply
-        text = render_transcript(new_messages)
-        if interrupted:
-            text = f"{text}\n{INTERRUPTED}" if text else INTERRUPTED
-        if opened is None:
-            show(text)  # plain mode: the final transcript, printed once
+        if opened is None:  # plain mode: the final transcript, printed once
+            text = render_transcript(new_messages)
+            if interrupted:
+                text = f"{text}\n{INTERRUPTED}" if text else INTERRUPTED
+            show(text)
         else:
             _close_panel(*opened, interrupted)
     check_replay(new_messages)  # a replay that diverged from its recording fails the cell

@@ -81,11 +81,4 @@ def get_session() -> NotebookSession:
     return _session
 
 
-def reset_session() -> NotebookSession:
-    """Forget everything (used when the extension is unloaded)."""
-    global _session
-    _session = NotebookSession()
-    return _session
-
-
-__all__ = ["NotebookSession", "get_session", "reset_session"]
+__all__ = ["NotebookSession", "get_session"]

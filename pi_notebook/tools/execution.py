@@ -60,7 +60,9 @@ class BoundedBuffer:
         self.total = 0
 
     def write(self, text: str) -> int:
-        self.total += len(text)
+        """Take ``text`` (kept or only counted); returns its length, as a stream does."""
+        written = len(text)
+        self.total += written
         room = self.limit // 2 - self.head_len
         if room > 0:
             self.head.append(text[:room])
@@ -68,7 +70,7 @@ class BoundedBuffer:
             text = text[room:]
         if text:
             self.tail = (self.tail + text)[-(self.limit - self.limit // 2) :]
-        return len(text)
+        return written
 
     def getvalue(self) -> str:
         head = "".join(self.head)
@@ -207,9 +209,16 @@ class RunOutcome:
     seconds: float = 0.0
 
 
-def compile_code(code: str, filename: str) -> tuple[Any, Any | None]:
-    """``(body, last_expression)`` code objects; raises ``SyntaxError``."""
-    tree = ast.parse(code, filename, "exec")
+def compile_code(
+    code: str, filename: str, tree: ast.Module | None = None
+) -> tuple[Any, Any | None]:
+    """``(body, last_expression)`` code objects; raises ``SyntaxError``.
+
+    ``tree`` is ``code`` already parsed (``"exec"`` mode), to save parsing it again; it is
+    consumed (its last expression is taken out of its body).
+    """
+    if tree is None:
+        tree = ast.parse(code, filename, "exec")
     last: Any | None = None
     final = tree.body[-1] if tree.body else None
     if isinstance(final, ast.Expr):
@@ -351,12 +360,16 @@ async def run_code(
     namespace: dict[str, Any],
     signal: AbortSignal | None,
     *,
+    tree: ast.Module | None = None,
     output_chars: int = DEFAULT_OUTPUT_CHARS,
     grace: float = 1.0,
 ) -> RunOutcome:
-    """Run ``code`` with ``namespace`` as globals on a worker thread; see the module doc."""
+    """Run ``code`` with ``namespace`` as globals on a worker thread; see the module doc.
+
+    ``tree``: ``code`` already parsed, handed to :func:`compile_code` (which consumes it).
+    """
     filename = f"<run_python-{next(_counter)}>"
-    body, last = compile_code(code, filename)
+    body, last = compile_code(code, filename, tree)
     loop = asyncio.get_running_loop()
     done: asyncio.Future[tuple[Any, bool, BaseException | None]] = loop.create_future()
     stdout = BoundedBuffer(output_chars)

@@ -102,6 +102,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
             numpy_style = stripped == "Parameters"
             i += 2 if numpy_style else 1
             current: str | None = None
+            current_indent = 0  # the indent of the line that named ``current``
             while i < len(lines):
                 entry = lines[i]
                 if entry.strip() and not entry.startswith((" ", "\t")) and not numpy_style:
@@ -123,8 +124,9 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
                 else:
                     head = re.match(r"\s+\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)", entry)
                     indent = len(entry) - len(entry.lstrip())
-                    if head and (current is None or indent <= _indent_of(lines, params, current)):
+                    if head and (current is None or indent <= current_indent):
                         current = head.group(1)
+                        current_indent = indent
                         params[current] = head.group(2).strip()
                     elif current and entry.strip():
                         params[current] = f"{params[current]} {entry.strip()}".strip()
@@ -137,13 +139,6 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         i += 1
     description = "\n".join(lines[:cut]).strip()
     return description, params
-
-
-def _indent_of(lines: list[str], params: dict[str, str], name: str) -> int:
-    for line in lines:
-        if re.match(rf"\s+\*{{0,2}}{re.escape(name)}\s*(?:\([^)]*\))?\s*:", line):
-            return len(line) - len(line.lstrip())
-    return 0
 
 
 def _arguments_model(

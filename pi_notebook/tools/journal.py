@@ -98,6 +98,8 @@ class Snapshot:
     copy: Any = ABSENT
     reason: str | None = None
     """Why there is no copy (too large, not copyable); ``None`` when there is one."""
+    size: int = 0
+    """The value's approximate deep size in bytes, measured before copying (0 without a copy)."""
 
     @property
     def kept(self) -> bool:
@@ -141,17 +143,11 @@ class UndoJournal:
         self.limit_bytes = limit_bytes
         self._entries: dict[str, _Entry] = {}
         self._used = 0
-        self.runs = 0
 
     def begin_run(self) -> None:
         """Forget the previous run: undo now goes back to the state before this run."""
         self._entries = {}
         self._used = 0
-        self.runs += 1
-
-    @property
-    def names(self) -> list[str]:
-        return list(self._entries)
 
     def has(self, name: str) -> bool:
         return name in self._entries
@@ -175,7 +171,7 @@ class UndoJournal:
                 "budget left",
             )
         try:
-            return Snapshot(name, value, copy=copy.deepcopy(value))
+            return Snapshot(name, value, copy=copy.deepcopy(value), size=size)
         except Exception as exc:
             return Snapshot(name, value, reason=f"cannot be copied ({type(exc).__name__})")
 
@@ -189,14 +185,10 @@ class UndoJournal:
         if snapshot.name in self._entries:
             return
         if snapshot.kept:
-            self._used += deep_size(snapshot.copy) or 0
+            self._used += snapshot.size
             self._entries[snapshot.name] = _Entry(snapshot.copy)
         else:
             self._entries[snapshot.name] = _Entry(ABSENT, snapshot.reason)
-
-    def lost(self) -> dict[str, str]:
-        """Names whose previous value could not be kept, with the reason."""
-        return {n: e.reason for n, e in self._entries.items() if e.reason is not None}
 
     def undo(self, namespace: MutableMapping[str, Any]) -> UndoReport:
         """Restore every recorded name; the journal is emptied."""

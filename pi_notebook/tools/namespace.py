@@ -15,7 +15,7 @@ import ast
 import keyword
 import re
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,8 +39,9 @@ def is_agent_object(value: Any) -> bool:
 class Guard:
     """Visibility and write protection for one namespace."""
 
-    hidden: Callable[[], Iterable[str]] = lambda: ()
-    """IPython's own names (``user_ns_hidden``); read on every check."""
+    hidden: Callable[[], Container[str]] = lambda: ()
+    """IPython's own names (``user_ns_hidden``); read on every check, so a live view (a dict's
+    ``keys()``) keeps the check current and quick."""
     protected: set[str] = field(default_factory=set)
     """Names the user marked protected."""
 
@@ -48,7 +49,7 @@ class Guard:
         return (
             name in IPYTHON_NAMES
             or _IPYTHON_PATTERN.fullmatch(name) is not None
-            or name in set(self.hidden())
+            or name in self.hidden()
         )
 
     def is_visible(self, name: str, value: Any) -> bool:

@@ -16,10 +16,11 @@ from __future__ import annotations
 import ast
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..agent._hooks import call_hook
 from ..agent.types import AgentTool, AgentToolResult, ToolFailure, ToolUpdate
 from ..ai import AbortSignal, TextContent
 from .execution import DEFAULT_OUTPUT_CHARS, RunOutcome, run_code
@@ -46,7 +47,7 @@ class ToolError(ToolFailure):
     """A tool failure whose text is the error result the model sees (details kept)."""
 
 
-def _ipython_namespace() -> tuple[dict[str, Any], Callable[[], Iterable[str]]]:
+def _ipython_namespace() -> tuple[dict[str, Any], Callable[[], Container[str]]]:
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -59,7 +60,7 @@ def _ipython_namespace() -> tuple[dict[str, Any], Callable[[], Iterable[str]]]:
     return namespace, lambda: hidden.keys()
 
 
-def _nothing() -> Iterable[str]:
+def _nothing() -> Container[str]:
     return ()
 
 
@@ -79,7 +80,7 @@ class Workspace:
         self,
         namespace: dict[str, Any],
         *,
-        hidden: Callable[[], Iterable[str]] = _nothing,
+        hidden: Callable[[], Container[str]] = _nothing,
         protected: Iterable[str] = (),
         undo_limit_bytes: int = DEFAULT_LIMIT_BYTES,
     ) -> None:
@@ -165,8 +166,10 @@ class Workspace:
             raise ToolError(refusal_text(refused))
         before = {name: value for name, value in ns.items() if self._trackable(name)}
         snapshots = self._snapshots(loaded_names(tree) | bound_names(tree), before)
-        try:
-            outcome = await run_code(code, ns, signal, output_chars=output_chars, grace=grace)
+        try:  # compile() may still refuse what parsed ("return" outside a function, ...)
+            outcome = await run_code(
+                code, ns, signal, tree=tree, output_chars=output_chars, grace=grace
+            )
         except SyntaxError as exc:
             raise ToolError(f"SyntaxError: {exc.msg} (line {exc.lineno})") from None
         return self._settle(before, snapshots, outcome)
@@ -235,7 +238,7 @@ class Workspace:
 _workspaces: dict[int, Workspace] = {}
 
 
-def _shell_hidden(namespace: dict[str, Any]) -> Callable[[], Iterable[str]]:
+def _shell_hidden(namespace: dict[str, Any]) -> Callable[[], Container[str]]:
     """IPython's hidden names when ``namespace`` is the running shell's ``user_ns``."""
     if "IPython" not in sys.modules:
         return _nothing
@@ -296,9 +299,7 @@ class _Execute:
     async def __call__(
         self, tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: ToolUpdate
     ) -> AgentToolResult:
-        result = self.fn(self.resolve(), dict(params or {}), signal)
-        if not isinstance(result, AgentToolResult):
-            result = await result
+        result = await call_hook(self.fn, self.resolve(), dict(params or {}), signal)
         assert isinstance(result, AgentToolResult)
         return result
 

@@ -69,6 +69,13 @@ def test_bounded_buffer_keeps_everything_under_the_limit() -> None:
     assert buffer.getvalue() == "a" * 30 + "b" * 30 + "c" * 30
 
 
+def test_bounded_buffer_write_returns_the_length_written() -> None:
+    # A stream's write() returns how many characters it took, kept or not (print ignores it,
+    # but code that writes to sys.stdout directly may check it).
+    buffer = BoundedBuffer(10)
+    assert [buffer.write(part) for part in ("hello", "", "0123456789abc")] == [5, 0, 13]
+
+
 @pytest.mark.parametrize(
     "code",
     [

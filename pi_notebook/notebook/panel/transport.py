@@ -55,7 +55,6 @@ class Transport:
         self._timer: asyncio.TimerHandle | None = None
         self.measure = measure
         self.stats = TransportStats()
-        self.on_flush: Callable[[dict[str, Any]], None] | None = None
 
     # -- OpSink ----------------------------------------------------------------------------
 
@@ -131,8 +130,6 @@ class Transport:
         if self.measure:
             self.stats.bytes += len(json.dumps(message, separators=(",", ":")).encode())
         self._send(message)
-        if self.on_flush is not None:
-            self.on_flush(message)
 
     def close(self) -> None:
         self.flush()
