@@ -209,11 +209,13 @@ async def _one_per_run(source: AsyncIterator[E]) -> AsyncIterator[Iterable[E]]:
         yield (event,)
 
 
-def _is_terminal(event: AssistantMessageEvent) -> bool:
+def is_terminal(event: AssistantMessageEvent) -> bool:
+    """``done`` or ``error``: the last event of an assistant stream."""
     return event.type == "done" or event.type == "error"
 
 
-def _final_message(event: AssistantMessageEvent) -> AssistantMessage:
+def final_message(event: AssistantMessageEvent) -> AssistantMessage:
+    """The final message a terminal event carries."""
     if event.type == "done":
         return event.message
     if event.type == "error":
@@ -225,7 +227,7 @@ class AssistantMessageEventStream(EventStream[AssistantMessageEvent, AssistantMe
     """Completes on ``done`` (result: its message) or ``error`` (result: its error message)."""
 
     def __init__(self) -> None:
-        super().__init__(_is_terminal, _final_message)
+        super().__init__(is_terminal, final_message)
 
     @classmethod
     def from_events(

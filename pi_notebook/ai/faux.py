@@ -13,7 +13,6 @@ factory and an abort all end with an ``error`` event and a final message.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import json
 import math
@@ -30,16 +29,14 @@ from .events import (
     DoneEvent,
     ErrorEvent,
     StartEvent,
-    TextEndEvent,
     TextStartEvent,
-    ThinkingEndEvent,
     ThinkingStartEvent,
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from .partial import aborted_event, grow_text, grow_thinking
-from .registry import register_api_provider, unregister_api_provider
+from .partial import aborted_event, end_event, grow_text, grow_thinking
+from .registry import maybe_await, register_api_provider, unregister_api_provider
 from .types import (
     AssistantContent,
     AssistantMessage,
@@ -316,17 +313,14 @@ class FauxProvider:
         """The scripted reply to this request, or (an error message, True); never raises."""
         try:
             if options is not None and options.on_response is not None:
-                maybe = options.on_response(ProviderResponse(status=200), model)
-                if inspect.isawaitable(maybe):
-                    await maybe
+                await maybe_await(options.on_response(ProviderResponse(status=200), model))
             if step is None:
                 message = self._error_message(NO_MORE_RESPONSES, model)
                 message.usage = self._estimate_usage(message, context, options)
                 return message, True
             resolved = step
             if callable(step) and not isinstance(step, AssistantMessage):
-                produced = step(context, options, self.state, model)
-                resolved = await produced if inspect.isawaitable(produced) else produced
+                resolved = await maybe_await(step(context, options, self.state, model))
             assert isinstance(resolved, AssistantMessage)
             message = resolved.model_copy(deep=True)
             message.api, message.provider, message.model = self.api, self.provider, model.id
@@ -382,7 +376,7 @@ class FauxProvider:
                 content.append(TextContent(text=""))
                 kind, full = _TEXT_EVENTS, block.text
             live = content[index]
-            (start_cls, start_tag), grow, _ = kind
+            (start_cls, start_tag), grow = kind
             yield trusted(
                 start_cls, {"type": start_tag, "content_index": index, "partial": partial}
             )
@@ -394,6 +388,7 @@ class FauxProvider:
                     return
                 yield grow(partial, index, chunk)
             if block.type == "toolCall":
+                # The end event carries the scripted block itself (its id, extras and all).
                 live.arguments = block.arguments  # type: ignore[union-attr]
                 yield trusted(
                     ToolCallEndEvent,
@@ -405,12 +400,7 @@ class FauxProvider:
                     },
                 )
             else:
-                assert kind[2] is not None
-                end_cls, end_tag = kind[2]
-                yield trusted(
-                    end_cls,
-                    {"type": end_tag, "content_index": index, "content": full, "partial": partial},
-                )
+                yield end_event(partial, index)  # content: ``full``, grown chunk by chunk
         if message.stop_reason in ("error", "aborted"):
             yield trusted(
                 ErrorEvent, {"type": "error", "reason": message.stop_reason, "error": message}
@@ -490,17 +480,11 @@ def _toolcall_delta(partial: AssistantMessage, index: int, delta: str) -> ToolCa
     )
 
 
-# Per block kind: (start event, tag), how one delta grows the partial, (end event, tag).
-_KindEvents: TypeAlias = tuple[
-    tuple[Any, str], Callable[[AssistantMessage, int, str], Any], tuple[Any, str] | None
-]
-_TEXT_EVENTS: _KindEvents = ((TextStartEvent, "text_start"), grow_text, (TextEndEvent, "text_end"))
-_THINKING_EVENTS: _KindEvents = (
-    (ThinkingStartEvent, "thinking_start"),
-    grow_thinking,
-    (ThinkingEndEvent, "thinking_end"),
-)
-_TOOLCALL_EVENTS: _KindEvents = ((ToolCallStartEvent, "toolcall_start"), _toolcall_delta, None)
+# Per block kind: (start event, tag), how one delta grows the partial.
+_KindEvents: TypeAlias = tuple[tuple[Any, str], Callable[[AssistantMessage, int, str], Any]]
+_TEXT_EVENTS: _KindEvents = ((TextStartEvent, "text_start"), grow_text)
+_THINKING_EVENTS: _KindEvents = ((ThinkingStartEvent, "thinking_start"), grow_thinking)
+_TOOLCALL_EVENTS: _KindEvents = ((ToolCallStartEvent, "toolcall_start"), _toolcall_delta)
 
 
 _registered = itertools.count(1)

@@ -8,10 +8,19 @@ these on the per-token path; they never validate.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._base import bare_instance, set_fields, trusted
-from .events import ErrorEvent, TextDeltaEvent, ThinkingDeltaEvent
+from .events import (
+    ErrorEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+)
+from .json_parse import parse_json_object
 from .types import AssistantMessage, now_ms
 
 D = TypeVar("D", TextDeltaEvent, ThinkingDeltaEvent)
@@ -46,6 +55,55 @@ grow_text = _grower(TextDeltaEvent, "text_delta", "text")
 
 grow_thinking = _grower(ThinkingDeltaEvent, "thinking_delta", "thinking")
 """Append ``delta`` to the thinking block ``partial.content[index]``; its ``thinking_delta``."""
+
+
+def grow_tool_call(
+    partial: AssistantMessage, index: int, raw: dict[int, str], fragment: str
+) -> ToolCallDeltaEvent:
+    """Append ``fragment`` to ``raw[index]``, the raw JSON arguments of the tool call
+    ``partial.content[index]``, and set its ``arguments`` to their partial parse (``{}`` unless
+    an object); returns its ``toolcall_delta``.
+
+    ``raw`` is the caller's scratch (content index -> JSON so far), kept off the block.
+    """
+    # pop/+= as in _grower: the string grows in place instead of being copied per fragment.
+    text = raw.pop(index, "")
+    text += fragment
+    raw[index] = text
+    block: Any = partial.content[index]
+    block.arguments = parse_json_object(text)
+    event = bare_instance(ToolCallDeltaEvent)  # trusted(), inlined
+    set_fields(
+        event,
+        {"type": "toolcall_delta", "content_index": index, "delta": fragment, "partial": partial},
+    )
+    return event
+
+
+def end_event(
+    partial: AssistantMessage, index: int
+) -> TextEndEvent | ThinkingEndEvent | ToolCallEndEvent:
+    """The ``*_end`` event of the block ``partial.content[index]``, as it stands."""
+    block = partial.content[index]
+    if block.type == "text":
+        return trusted(
+            TextEndEvent,
+            {"type": "text_end", "content_index": index, "content": block.text, "partial": partial},
+        )
+    if block.type == "thinking":
+        return trusted(
+            ThinkingEndEvent,
+            {
+                "type": "thinking_end",
+                "content_index": index,
+                "content": block.thinking,
+                "partial": partial,
+            },
+        )
+    return trusted(
+        ToolCallEndEvent,
+        {"type": "toolcall_end", "content_index": index, "tool_call": block, "partial": partial},
+    )
 
 
 def aborted_event(partial: AssistantMessage) -> ErrorEvent:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 from .event_stream import AssistantMessageEventStream
 from .types import AssistantMessage, Context, Model, StreamOptions
@@ -21,6 +21,8 @@ StreamFunction: TypeAlias = Callable[
 ]
 
 _providers: dict[str, StreamFunction] = {}
+
+T = TypeVar("T")
 
 
 def register_api_provider(api: str, stream_fn: StreamFunction) -> None:
@@ -33,10 +35,6 @@ def unregister_api_provider(api: str) -> None:
 
 def get_api_provider(api: str) -> StreamFunction | None:
     return _providers.get(api)
-
-
-def registered_apis() -> list[str]:
-    return sorted(_providers)
 
 
 def _ensure_builtin_providers() -> None:
@@ -61,13 +59,16 @@ def stream(
     return fn(model, context, options)
 
 
-async def resolve_stream(
-    result: AssistantMessageEventStream | Awaitable[AssistantMessageEventStream],
-) -> AssistantMessageEventStream:
-    """Stream functions may return a stream or an awaitable of one."""
-    if inspect.isawaitable(result):
-        return await result
-    return result
+async def maybe_await(value: T | Awaitable[T]) -> T:
+    """``value``, awaited first if it is awaitable: the result of a stream function or user
+    callback that may be sync or async."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+resolve_stream = maybe_await
+"""Stream functions may return a stream or an awaitable of one: ``await resolve_stream(...)``."""
 
 
 async def complete(

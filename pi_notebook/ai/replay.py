@@ -25,22 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from ._base import trusted
-from .event_stream import AssistantMessageEventStream
+from .event_stream import AssistantMessageEventStream, final_message, is_terminal
 from .events import (
     AssistantMessageEvent,
     DoneEvent,
     ErrorEvent,
     StartEvent,
-    TextEndEvent,
     TextStartEvent,
-    ThinkingEndEvent,
     ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from .json_parse import parse_streaming_json
-from .partial import aborted_event, grow_text, grow_thinking
+from .partial import aborted_event, end_event, grow_text, grow_thinking, grow_tool_call
 from .registry import register_api_provider, resolve_stream, stream, unregister_api_provider
 from .types import (
     AssistantMessage,
@@ -84,11 +79,7 @@ def _canonical(value: Any) -> str:
 
 
 def _dump(value: Any) -> dict[str, Any]:
-    # Providers build blocks without validation (``trusted``), leaving optional fields unset;
-    # pydantic's serializer warns about that, harmlessly.
-    data: dict[str, Any] = value.model_dump(
-        mode="json", by_alias=True, exclude_none=True, warnings=False
-    )
+    data: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_none=True)
     return data
 
 
@@ -150,14 +141,6 @@ def _event_record(event: AssistantMessageEvent) -> dict[str, Any]:
     if event.type == "toolcall_end":
         record["tool_call"] = _dump(event.tool_call)
     return record
-
-
-def _final_of(event: AssistantMessageEvent) -> AssistantMessage | None:
-    if event.type == "done":
-        return event.message
-    if event.type == "error":
-        return event.error
-    return None
 
 
 @dataclass
@@ -229,9 +212,8 @@ class Recorder:
         events: list[dict[str, Any]] = []
         async for event in response:
             events.append(_event_record(event))
-            final = _final_of(event)
-            if final is not None:
-                self._append(RecordedCall(entries, events, _dump(final)))
+            if is_terminal(event):
+                self._append(RecordedCall(entries, events, _dump(final_message(event))))
             yield event
 
 
@@ -379,45 +361,14 @@ async def _play(
         elif kind == "thinking_delta":
             yield grow_thinking(partial, index, record["delta"])
         elif kind == "toolcall_delta":
-            raw_arguments[index] = raw_arguments.get(index, "") + record["delta"]
-            block = content[index]
-            if isinstance(block, ToolCall):
-                block.arguments = parse_streaming_json(raw_arguments[index]) or {}
-            yield trusted(
-                ToolCallDeltaEvent,
-                {
-                    "type": kind,
-                    "content_index": index,
-                    "delta": record["delta"],
-                    "partial": partial,
-                },
-            )
+            yield grow_tool_call(partial, index, raw_arguments, record["delta"])
         elif kind in ("text_end", "thinking_end"):
+            # The final block's text is the recorded ``content`` (the recorder saw both).
             content[index] = final.content[index].model_copy()
-            end_cls: type[TextEndEvent | ThinkingEndEvent] = (
-                TextEndEvent if kind == "text_end" else ThinkingEndEvent
-            )
-            yield trusted(
-                end_cls,
-                {
-                    "type": kind,
-                    "content_index": index,
-                    "content": record["content"],
-                    "partial": partial,
-                },
-            )
+            yield end_event(partial, index)
         elif kind == "toolcall_end":
-            tool_call = ToolCall.model_validate(record["tool_call"])
-            content[index] = tool_call
-            yield trusted(
-                ToolCallEndEvent,
-                {
-                    "type": kind,
-                    "content_index": index,
-                    "tool_call": tool_call,
-                    "partial": partial,
-                },
-            )
+            content[index] = ToolCall.model_validate(record["tool_call"])
+            yield end_event(partial, index)
         elif kind == "done":
             yield trusted(DoneEvent, {"type": "done", "reason": record["reason"], "message": final})
             return

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from .types import Model, ModelCost, Usage, UsageCost
+from .types import Model, ModelCost, ModelCostTier, Usage, UsageCost
 
 
-def _rates_for(cost: ModelCost, usage: Usage) -> ModelCost:
+def _rates_for(cost: ModelCost, usage: Usage) -> ModelCost | ModelCostTier:
+    """The prices that apply: the tier with the highest threshold below the prompt, if any."""
     if not cost.tiers:
         return cost
     prompt = usage.input + usage.cache_read + usage.cache_write
@@ -15,14 +16,7 @@ def _rates_for(cost: ModelCost, usage: Usage) -> ModelCost:
             best is None or tier.input_tokens_above > best.input_tokens_above
         ):
             best = tier
-    if best is None:
-        return cost
-    return ModelCost(
-        input=best.input,
-        output=best.output,
-        cache_read=best.cache_read,
-        cache_write=best.cache_write,
-    )
+    return cost if best is None else best
 
 
 def calculate_cost(model: Model, usage: Usage) -> UsageCost:

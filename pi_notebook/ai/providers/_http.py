@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import inspect
 import json
 import math
+import os
 import random
 import time
 import weakref
@@ -29,10 +29,11 @@ from typing import Any, Protocol
 import httpx
 from pydantic_core import from_json
 
-from .._base import trusted
+from .._base import camel, trusted
 from ..event_stream import AssistantMessageEventStream
 from ..events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from ..partial import REQUEST_ABORTED
+from ..registry import maybe_await
 from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, empty_reply
 
 DEFAULT_MAX_RETRIES = 2
@@ -232,9 +233,7 @@ async def apply_on_payload(body: Any, model: Model, options: StreamOptions | Non
     """Let ``options.on_payload`` inspect or replace the request body (None keeps it)."""
     if options is None or options.on_payload is None:
         return body
-    replaced = options.on_payload(body, model)
-    if inspect.isawaitable(replaced):
-        replaced = await replaced
+    replaced = await maybe_await(options.on_payload(body, model))
     return body if replaced is None else replaced
 
 
@@ -467,12 +466,6 @@ def _deferred(
     return AssistantMessageEventStream.from_events(relay())
 
 
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
-
-
 async def _drive(
     stream: AssistantMessageEventStream,
     model: Model,
@@ -499,7 +492,7 @@ async def _drive(
         secrets.extend(s for s in prepared.secrets if s not in secrets)
         response = await send_with_retries(prepared, options)
         if options is not None and options.on_response is not None:
-            await _maybe_await(
+            await maybe_await(
                 options.on_response(
                     ProviderResponse(
                         status=response.status_code, headers=dict(response.headers.items())
@@ -573,10 +566,15 @@ def compat_value(compat: dict[str, Any] | None, snake: str, default: Any) -> Any
         return default
     if snake in compat and compat[snake] is not None:
         return compat[snake]
-    first, *rest = snake.split("_")
-    camel = first + "".join(p[:1].upper() + p[1:] for p in rest)
-    value = compat.get(camel)
+    value = compat.get(camel(snake))
     return default if value is None else value
+
+
+def cache_retention(options: StreamOptions | None) -> str:
+    """``options.cache_retention``, else ``long`` if ``PI_CACHE_RETENTION=long``, else ``short``."""
+    if options is not None and options.cache_retention:
+        return options.cache_retention
+    return "long" if os.environ.get("PI_CACHE_RETENTION") == "long" else "short"
 
 
 def merge_headers(*sources: dict[str, str] | dict[str, str | None] | None) -> dict[str, str]:
@@ -599,6 +597,7 @@ __all__ = [
     "ProviderError",
     "SSEDecoder",
     "aclose_client",
+    "cache_retention",
     "compat_value",
     "describe_exception",
     "error_event_text",

@@ -11,23 +11,13 @@ leave scratch state on content blocks.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
-from ..events import (
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
-from ..json_parse import parse_json_object
-from ..partial import grow_text, grow_thinking
+from ..events import TextStartEvent, ThinkingStartEvent, ToolCallStartEvent
+from ..partial import end_event, grow_text, grow_thinking, grow_tool_call
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -38,12 +28,13 @@ from ..types import (
     ThinkingContent,
     ToolCall,
 )
-from ..usage import calculate_cost
+from ..usage import finalize_usage
 from ._http import (
     PreparedRequest,
     ProviderError,
     Push,
     apply_on_payload,
+    cache_retention,
     compat_value,
     error_event_text,
     error_payload_text,
@@ -82,9 +73,7 @@ def normalize_tool_call_id(call_id: str) -> str:
 
 
 def _cache_control(model: Model, options: StreamOptions | None) -> dict[str, Any] | None:
-    retention = options.cache_retention if options is not None else None
-    if not retention:
-        retention = "long" if os.environ.get("PI_CACHE_RETENTION") == "long" else "short"
+    retention = cache_retention(options)
     if retention == "none":
         return None
     control: dict[str, Any] = {"type": "ephemeral"}
@@ -346,7 +335,6 @@ class AnthropicMessagesDecoder:
         self.content = output.content
         self.blocks: dict[int, int] = {}  # upstream block index -> content index
         self.raw_args: dict[int, str] = {}  # content index -> raw JSON
-        self.started = False
         self.stopped = False
 
     def on_event(self, event: str, data: bytes) -> None:
@@ -370,7 +358,6 @@ class AnthropicMessagesDecoder:
         elif kind == "content_block_stop":
             self._stop(payload)
         elif kind == "message_start":
-            self.started = True
             message = payload.get("message") or {}
             self.output.response_id = message.get("id")
             self._usage(message.get("usage") or {}, initial=True)
@@ -411,8 +398,7 @@ class AnthropicMessagesDecoder:
             thinking = (raw.get("output_tokens_details") or {}).get("thinking_tokens")
             if thinking is not None:
                 usage.reasoning = thinking
-        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
-        calculate_cost(self.model, usage)
+        finalize_usage(self.model, usage)
 
     def _start(self, payload: dict[str, Any]) -> None:
         block = payload.get("content_block") or {}
@@ -451,7 +437,6 @@ class AnthropicMessagesDecoder:
                     },
                 )
             )
-            self.raw_args[index] = ""
             event = trusted(
                 ToolCallStartEvent,
                 {"type": "toolcall_start", "content_index": index, "partial": output},
@@ -474,21 +459,7 @@ class AnthropicMessagesDecoder:
             self.push(grow_thinking(self.output, index, delta.get("thinking") or ""))
         elif kind == "input_json_delta" and block.type == "toolCall":
             fragment = delta.get("partial_json") or ""
-            raw = self.raw_args.pop(index, "")
-            raw += fragment
-            self.raw_args[index] = raw
-            block.arguments = parse_json_object(raw)
-            self.push(
-                trusted(
-                    ToolCallDeltaEvent,
-                    {
-                        "type": "toolcall_delta",
-                        "content_index": index,
-                        "delta": fragment,
-                        "partial": self.output,
-                    },
-                )
-            )
+            self.push(grow_tool_call(self.output, index, self.raw_args, fragment))
         elif kind == "signature_delta" and block.type == "thinking":
             block.thinking_signature = (block.thinking_signature or "") + (
                 delta.get("signature") or ""
@@ -498,47 +469,9 @@ class AnthropicMessagesDecoder:
         index = self.blocks.pop(payload.get("index", -1), None)
         if index is None:
             return
-        block: Any = self.content[index]
-        output = self.output
-        if block.type == "text":
-            self.push(
-                trusted(
-                    TextEndEvent,
-                    {
-                        "type": "text_end",
-                        "content_index": index,
-                        "content": block.text,
-                        "partial": output,
-                    },
-                )
-            )
-        elif block.type == "thinking":
-            self.push(
-                trusted(
-                    ThinkingEndEvent,
-                    {
-                        "type": "thinking_end",
-                        "content_index": index,
-                        "content": block.thinking,
-                        "partial": output,
-                    },
-                )
-            )
-        else:
-            raw = self.raw_args.pop(index, "")
-            if raw:
-                block.arguments = parse_json_object(raw)
-            self.push(
-                trusted(
-                    ToolCallEndEvent,
-                    {
-                        "type": "toolcall_end",
-                        "content_index": index,
-                        "tool_call": block,
-                        "partial": output,
-                    },
-                )
-            )
+        # A tool call's arguments are already the parse of its whole raw JSON (the last delta).
+        self.raw_args.pop(index, None)
+        self.push(end_event(self.output, index))
 
     def finish(self) -> None:
         self.raw_args.clear()

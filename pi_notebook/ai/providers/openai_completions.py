@@ -13,22 +13,12 @@ leave scratch state on content blocks.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
-from ..events import (
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
-from ..json_parse import parse_json_object
-from ..partial import grow_text, grow_thinking
+from ..events import TextStartEvent, ThinkingStartEvent, ToolCallStartEvent
+from ..partial import end_event, grow_text, grow_thinking, grow_tool_call
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -40,12 +30,13 @@ from ..types import (
     ToolCall,
     Usage,
 )
-from ..usage import calculate_cost
+from ..usage import finalize_usage
 from ._http import (
     PreparedRequest,
     ProviderError,
     Push,
     apply_on_payload,
+    cache_retention,
     compat_value,
     error_event_text,
     error_payload_text,
@@ -299,12 +290,6 @@ def _reasoning_effort(model: Model, options: StreamOptions | None) -> str | None
     return "high" if level in ("xhigh", "max") else level
 
 
-def _cache_retention(options: StreamOptions | None) -> str:
-    if options is not None and options.cache_retention:
-        return options.cache_retention
-    return "long" if os.environ.get("PI_CACHE_RETENTION") == "long" else "short"
-
-
 def build_body(model: Model, context: Context, options: StreamOptions | None) -> dict[str, Any]:
     """The JSON body of the request."""
     compat = get_compat(model)
@@ -314,7 +299,7 @@ def build_body(model: Model, context: Context, options: StreamOptions | None) ->
         body["stream_options"] = {"include_usage": True}
     if compat["supports_store"]:
         body["store"] = False
-    retention = _cache_retention(options)
+    retention = cache_retention(options)
     if (
         options is not None
         and options.session_id
@@ -433,10 +418,8 @@ def parse_usage(raw: dict[str, Any], model: Model) -> Usage:
         cache_read=cache_read,
         cache_write=cache_write,
         reasoning=reasoning,
-        total_tokens=fresh + output + cache_read + cache_write,
     )
-    calculate_cost(model, usage)
-    return usage
+    return finalize_usage(model, usage)
 
 
 def map_finish_reason(reason: str) -> tuple[str, str | None]:
@@ -598,7 +581,6 @@ class OpenAICompletionsDecoder:
                     {"type": "toolCall", "id": call_id, "name": name, "arguments": {}},
                 )
             )
-            self.raw_args[index] = ""
             self.push(
                 trusted(
                     ToolCallStartEvent,
@@ -614,64 +596,15 @@ class OpenAICompletionsDecoder:
                 block.id = call_id
         if name and not block.name:
             block.name = name
-        fragment = function.get("arguments") or ""
-        if fragment:
-            raw = self.raw_args.pop(index)
-            raw += fragment
-            self.raw_args[index] = raw
-            block.arguments = parse_json_object(raw)
         self.push(
-            trusted(
-                ToolCallDeltaEvent,
-                {
-                    "type": "toolcall_delta",
-                    "content_index": index,
-                    "delta": fragment,
-                    "partial": self.output,
-                },
-            )
+            grow_tool_call(self.output, index, self.raw_args, function.get("arguments") or "")
         )
 
     def finish(self) -> None:
         push, output = self.push, self.output
-        for index, block in enumerate(self.content):
-            if block.type == "text":
-                push(
-                    trusted(
-                        TextEndEvent,
-                        {
-                            "type": "text_end",
-                            "content_index": index,
-                            "content": block.text,
-                            "partial": output,
-                        },
-                    )
-                )
-            elif block.type == "thinking":
-                push(
-                    trusted(
-                        ThinkingEndEvent,
-                        {
-                            "type": "thinking_end",
-                            "content_index": index,
-                            "content": block.thinking,
-                            "partial": output,
-                        },
-                    )
-                )
-            else:
-                block.arguments = parse_json_object(self.raw_args.get(index, ""))
-                push(
-                    trusted(
-                        ToolCallEndEvent,
-                        {
-                            "type": "toolcall_end",
-                            "content_index": index,
-                            "tool_call": block,
-                            "partial": output,
-                        },
-                    )
-                )
+        # A tool call's arguments are already the parse of its whole raw JSON (the last delta).
+        for index in range(len(self.content)):
+            push(end_event(output, index))
         self.raw_args.clear()
         if output.stop_reason in ("error", "aborted"):
             raise ProviderError(output.error_message or "Provider returned an error stop reason")
