@@ -143,7 +143,7 @@ _CONTENT = '"content": "'
 
 
 async def _least_events(lines: Any, partial: Any) -> Any:
-    from pi_notebook.ai.partial import grow_text
+    from pi_notebook.ai import grow_text
 
     skip = len(_CONTENT)
     async for line in lines:
@@ -170,12 +170,11 @@ async def run_raw_events(client: Any, url: str) -> int:
 
 
 async def run_ours(client: Any, url: str) -> int:
-    from pi_notebook.ai import Context, Model, StreamOptions, UserMessage, resolve_stream
-    from pi_notebook.ai.registry import stream
+    from pi_notebook.ai import Context, Model, StreamOptions, UserMessage, maybe_await, stream
 
     model = Model(id="bench-model", api="openai-completions", provider="bench", base_url=url)
     context = Context(messages=[UserMessage(content="go")])
-    s = await resolve_stream(stream(model, context, StreamOptions(api_key="bench")))
+    s = await maybe_await(stream(model, context, StreamOptions(api_key="bench")))
     n = 0
     async for event in s:
         if event.type == "text_delta":

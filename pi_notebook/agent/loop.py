@@ -32,10 +32,9 @@ from ..ai import (
     StreamOptions,
     ToolCall,
     empty_reply,
-    resolve_stream,
+    maybe_await,
 )
 from ..ai import stream as default_stream
-from ..ai._base import bare_instance, set_fields, shallow_copy, trusted
 from ..ai.partial import REQUEST_ABORTED
 from ..ai.registry import StreamFunction
 from ._hooks import call_hook, field_of
@@ -107,8 +106,8 @@ async def run_agent_loop(
     await run.emit(_AGENT_START)
     await run.emit(_TURN_START)
     for prompt in prompts:
-        await run.emit(trusted(MessageStartEvent, {"type": "message_start", "message": prompt}))
-        await run.emit(trusted(MessageEndEvent, {"type": "message_end", "message": prompt}))
+        await run.emit(MessageStartEvent(prompt))
+        await run.emit(MessageEndEvent(prompt))
     await run.run()
     return new_messages
 
@@ -248,12 +247,8 @@ class _LoopRun:
                 for message in pending:
                     if self.aborted:
                         break  # undelivered messages stay with their owner (the Agent's queue)
-                    await self.emit(
-                        trusted(MessageStartEvent, {"type": "message_start", "message": message})
-                    )
-                    await self.emit(
-                        trusted(MessageEndEvent, {"type": "message_end", "message": message})
-                    )
+                    await self.emit(MessageStartEvent(message))
+                    await self.emit(MessageEndEvent(message))
                     self.context.messages.append(message)
                     self.new_messages.append(message)
                 pending = []
@@ -261,12 +256,7 @@ class _LoopRun:
                 message = await self._stream_assistant_response()
                 self.new_messages.append(message)
                 if message.stop_reason in ("error", "aborted"):
-                    await self.emit(
-                        trusted(
-                            TurnEndEvent,
-                            {"type": "turn_end", "message": message, "tool_results": []},
-                        )
-                    )
+                    await self.emit(TurnEndEvent(message, []))
                     return await self._end()
 
                 calls = [b for b in message.content if isinstance(b, ToolCall)]
@@ -282,12 +272,7 @@ class _LoopRun:
                     has_more_tool_calls = not outcome.terminate
                     self.context.messages.extend(tool_results)
                     self.new_messages.extend(tool_results)
-                await self.emit(
-                    trusted(
-                        TurnEndEvent,
-                        {"type": "turn_end", "message": message, "tool_results": tool_results},
-                    )
-                )
+                await self.emit(TurnEndEvent(message, tool_results))
                 turn = TurnContext(message, tool_results, self.context, self.new_messages)
                 await self._prepare_next_turn(turn)
                 turn.context = self.context
@@ -305,9 +290,7 @@ class _LoopRun:
         await self._end()
 
     async def _end(self) -> None:
-        await self.emit(
-            trusted(AgentEndEvent, {"type": "agent_end", "messages": self.new_messages})
-        )
+        await self.emit(AgentEndEvent(self.new_messages))
 
     async def _prepare_next_turn(self, turn: TurnContext) -> None:
         if self.config.prepare_next_turn is None:
@@ -347,45 +330,34 @@ class _LoopRun:
         api_key = None
         if config.get_api_key is not None:
             api_key = await call_hook(config.get_api_key, self.model.provider)
-        response = await resolve_stream(
+        response = await maybe_await(
             self.stream_fn(self.model, llm_context, self._stream_options(api_key or config.api_key))
         )
 
-        # The per-token path: events taken in runs (no async step per event), no cast(), no
-        # coroutine per event when the sink is a plain function, and one snapshot of the
-        # partial's top-level fields (Pi's ``{...partial}``) shared by consecutive updates
-        # while those fields stay the same.
+        # The per-token path: events taken in runs (no async step per event), no coroutine per
+        # event when the sink is a plain function, and one snapshot of the partial's top-level
+        # fields (Pi's ``{...partial}``, a shallow copy) shared by consecutive updates while
+        # those fields stay the same.
         sink = self.sink
         context_messages = self.context.messages
         started = False
-        snapshot: Any = None
+        snapshot: AssistantMessage | None = None
+        update: MessageStartEvent | MessageUpdateEvent
         async for run in response.runs():
             for event in run:
-                kind = event.type
-                if kind == "done" or kind == "error":
+                if event.type == "done" or event.type == "error":
                     continue  # the last event; the final message comes from result()
-                if kind == "start":
+                partial = event.partial
+                if event.type == "start":
                     started = True
-                    partial = event.partial  # type: ignore[union-attr]
                     context_messages.append(partial)
-                    snapshot = shallow_copy(partial)
-                    update: Any = trusted(
-                        MessageStartEvent, {"type": "message_start", "message": snapshot}
-                    )
-                elif started:
-                    partial = event.partial  # type: ignore[union-attr]
+                    snapshot = partial.model_copy()
+                    update = MessageStartEvent(snapshot)
+                elif snapshot is not None:
                     context_messages[-1] = partial
-                    if snapshot.__dict__ != partial.__dict__:
-                        snapshot = shallow_copy(partial)
-                    update = bare_instance(MessageUpdateEvent)  # trusted(), inlined
-                    set_fields(
-                        update,
-                        {
-                            "type": "message_update",
-                            "message": snapshot,
-                            "assistant_message_event": event,
-                        },
-                    )
+                    if vars(snapshot) != vars(partial):
+                        snapshot = partial.model_copy()
+                    update = MessageUpdateEvent(snapshot, event)
                 else:
                     continue
                 pending = sink(update)
@@ -398,12 +370,8 @@ class _LoopRun:
             self.context.messages[-1] = final
         else:
             self.context.messages.append(final)
-            await self.emit(
-                trusted(
-                    MessageStartEvent, {"type": "message_start", "message": shallow_copy(final)}
-                )
-            )
-        await self.emit(trusted(MessageEndEvent, {"type": "message_end", "message": final}))
+            await self.emit(MessageStartEvent(final.model_copy()))
+        await self.emit(MessageEndEvent(final))
         return final
 
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ai import AbortSignal, AssistantMessage, TextContent, ToolCall, ToolResultMessage, now_ms
-from ..ai._base import trusted
 from ..ai.validation import validate_tool_arguments
 from ._hooks import call_hook, field_of
 from .events import (
@@ -214,16 +213,7 @@ class ToolBatch:
         def on_update(partial: AgentToolResult) -> None:
             if not accepting:
                 return
-            event = trusted(
-                ToolExecutionUpdateEvent,
-                {
-                    "type": "tool_execution_update",
-                    "tool_call_id": call.id,
-                    "tool_name": call.name,
-                    "args": call.arguments,
-                    "partial_result": partial,
-                },
-            )
+            event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
             previous = updates[-1] if updates else None
             updates.append(asyncio.ensure_future(self._emit_after(previous, event)))
 
@@ -311,31 +301,10 @@ class ToolBatch:
     # -- events ----------------------------------------------------------------------------
 
     async def _emit_start(self, call: ToolCall) -> None:
-        await self.emit(
-            trusted(
-                ToolExecutionStartEvent,
-                {
-                    "type": "tool_execution_start",
-                    "tool_call_id": call.id,
-                    "tool_name": call.name,
-                    "args": call.arguments,
-                },
-            )
-        )
+        await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
 
     async def _emit_end(self, call: ToolCall, outcome: Outcome) -> None:
-        await self.emit(
-            trusted(
-                ToolExecutionEndEvent,
-                {
-                    "type": "tool_execution_end",
-                    "tool_call_id": call.id,
-                    "tool_name": call.name,
-                    "result": outcome.result,
-                    "is_error": outcome.is_error,
-                },
-            )
-        )
+        await self.emit(ToolExecutionEndEvent(call.id, call.name, outcome.result, outcome.is_error))
 
     def _message_for(self, call: ToolCall, outcome: Outcome) -> ToolResultMessage:
         result = outcome.result
@@ -352,8 +321,8 @@ class ToolBatch:
 
     async def _emit_message(self, call: ToolCall, outcome: Outcome) -> ToolResultMessage:
         message = self._message_for(call, outcome)
-        await self.emit(trusted(MessageStartEvent, {"type": "message_start", "message": message}))
-        await self.emit(trusted(MessageEndEvent, {"type": "message_end", "message": message}))
+        await self.emit(MessageStartEvent(message))
+        await self.emit(MessageEndEvent(message))
         return message
 
 

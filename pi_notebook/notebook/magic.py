@@ -27,10 +27,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.utils.text import FullEvalFormatter
 
-from ..agent import Agent, AgentTool
-from ..agent._hooks import call_hook
-from ..agent.types import TurnContext
-from ..ai import AbortSignal, AssistantMessage
+from ..agent import Agent, AgentTool, TurnContext
+from ..ai import AbortSignal, AssistantMessage, dump_event, maybe_await
 from ..ai.replay import check_replay
 from ..tools import (
     BUILTIN_COLLECTIONS,
@@ -182,7 +180,7 @@ def _max_turns_hook(
             return True
         if previous is None:
             return False
-        return bool(await call_hook(previous, context, signal))
+        return bool(await maybe_await(previous(context, signal)))
 
     return should_stop
 
@@ -399,7 +397,7 @@ def line_command(line: str) -> Any:
     if command == "last":
         return session.last_reply
     if command == "events":
-        return [event.model_dump() for event in session.last_events]
+        return [dump_event(event) for event in session.last_events]
     if command == "undo":
         if session.current is not None and session.current.is_running:
             raise UsageError("%agent undo: a run is active; %agent abort first")

@@ -27,7 +27,6 @@ from pi_notebook.ai import (
     faux_tool_call,
     register_faux_provider,
 )
-from pi_notebook.ai._base import trusted
 from pi_notebook.ai.events import DoneEvent, StartEvent, TextStartEvent
 from pi_notebook.ai.partial import grow_text
 
@@ -422,15 +421,13 @@ async def test_updates_share_a_snapshot_until_a_top_level_field_changes(log: Log
     partial = final.model_copy(update={"content": [TextContent(text="")]})
 
     async def events() -> AsyncIterator[Any]:
-        yield trusted(StartEvent, {"type": "start", "partial": partial})
-        yield trusted(
-            TextStartEvent, {"type": "text_start", "content_index": 0, "partial": partial}
-        )
+        yield StartEvent(partial=partial)
+        yield TextStartEvent(content_index=0, partial=partial)
         for i, delta in enumerate(["ab", "cd", "ef"]):
             if i == 2:
                 partial.response_id = "resp-2"
             yield grow_text(partial, 0, delta)
-        yield trusted(DoneEvent, {"type": "done", "reason": "stop", "message": final})
+        yield DoneEvent(reason="stop", message=final)
 
     def stream_fn(model: Any, context: Any, options: Any = None) -> AssistantMessageEventStream:
         return AssistantMessageEventStream.from_events(events())

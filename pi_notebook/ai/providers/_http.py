@@ -24,16 +24,16 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import httpx
 from pydantic_core import from_json
 
-from .._base import camel, trusted
-from ..event_stream import AssistantMessageEventStream
-from ..events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
+from .._base import camel
+from ..awaitables import maybe_await
+from ..event_stream import AssistantMessageEventStream, terminal_event
+from ..events import AssistantMessageEvent, ErrorEvent, StartEvent
 from ..partial import REQUEST_ABORTED
-from ..registry import maybe_await
 from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, empty_reply
 
 DEFAULT_MAX_RETRIES = 2
@@ -500,7 +500,7 @@ async def _drive(
                     model,
                 )
             )
-        push(trusted(StartEvent, {"type": "start", "partial": output}))
+        push(StartEvent(output))
         decoder = decoder_factory(output, push)
         sse = SSEDecoder()
         feed = sse.feed
@@ -513,8 +513,7 @@ async def _drive(
         decoder.finish()
         if signal is not None and signal.aborted:
             raise _Aborted
-        reason = output.stop_reason
-        push(trusted(DoneEvent, {"type": "done", "reason": reason, "message": output}))
+        push(terminal_event(output))
     except asyncio.CancelledError:
         aborted = signal is not None and signal.aborted
         if aborted and task is not None:
@@ -541,11 +540,14 @@ async def _drive(
 
 
 def _fail(
-    stream: AssistantMessageEventStream, output: AssistantMessage, reason: str, message: str
+    stream: AssistantMessageEventStream,
+    output: AssistantMessage,
+    reason: Literal["aborted", "error"],
+    message: str,
 ) -> None:
     output.stop_reason = "aborted" if reason == "aborted" else "error"
     output.error_message = message
-    stream.push(trusted(ErrorEvent, {"type": "error", "reason": reason, "error": output}))
+    stream.push(ErrorEvent(reason, output))
 
 
 # --------------------------------------------------------------------------------------------
