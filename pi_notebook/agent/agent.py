@@ -24,6 +24,7 @@ from ..ai import (
     ImageContent,
     Message,
     Model,
+    StreamOptions,
     TextContent,
     UserMessage,
     empty_reply,
@@ -153,15 +154,12 @@ class Agent:
         steering_mode: QueueMode = "one-at-a-time",
         follow_up_mode: QueueMode = "one-at-a-time",
         tool_execution: ToolExecutionMode = "parallel",
-        session_id: str | None = None,
-        thinking_budgets: dict[str, int] | None = None,
-        max_retry_delay_ms: int | None = None,
-        api_key: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        on_payload: Callable[..., Any] | None = None,
-        on_response: Callable[..., Any] | None = None,
+        stream_options: StreamOptions | None = None,
+        **options: Any,
     ) -> None:
+        """``stream_options`` go to every model request (``reasoning`` comes from
+        ``thinking_level``, ``signal`` from the run). Its fields may also be given as keywords
+        (``api_key=``, ``max_tokens=``, ``temperature=``...), which override it."""
         self.state = AgentState(
             system_prompt, model or UNKNOWN_MODEL, thinking_level, tools, messages
         )
@@ -174,14 +172,7 @@ class Agent:
         self.prepare_next_turn = prepare_next_turn
         self.should_stop_after_turn = should_stop_after_turn
         self.tool_execution: ToolExecutionMode = tool_execution
-        self.session_id = session_id
-        self.thinking_budgets = thinking_budgets
-        self.max_retry_delay_ms = max_retry_delay_ms
-        self.api_key = api_key
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.on_payload = on_payload
-        self.on_response = on_response
+        self.stream_options = _with_options(stream_options or StreamOptions(), options)
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: tuple[_Subscription, ...] = ()  # replaced, never mutated, on change
@@ -372,15 +363,9 @@ class Agent:
             after_tool_call=self.after_tool_call,
             prepare_next_turn=(lambda ctx: prepare(ctx, signal)) if prepare else None,
             should_stop_after_turn=(lambda ctx: should_stop(ctx, signal)) if should_stop else None,
-            reasoning=None if level == "off" else level,
-            session_id=self.session_id,
-            thinking_budgets=self.thinking_budgets,
-            max_retry_delay_ms=self.max_retry_delay_ms,
-            api_key=self.api_key,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            on_payload=self.on_payload,
-            on_response=self.on_response,
+            stream_options=self.stream_options.model_copy(
+                update={"reasoning": None if level == "off" else level}
+            ),
         )
 
     async def _run(self, execute: Callable[[AbortSignal], Awaitable[None]]) -> None:
@@ -497,6 +482,16 @@ async def _settle_listeners(
         result = subscription.call(event, signal)
         if result is not None and _isawaitable(result):
             await result
+
+
+def _with_options(base: StreamOptions, options: dict[str, Any]) -> StreamOptions:
+    """``base`` with ``options`` (StreamOptions fields by name) set, validated."""
+    if not options:
+        return base
+    unknown = sorted(set(options) - set(StreamOptions.model_fields))
+    if unknown:
+        raise TypeError(f"Agent() got unexpected keyword arguments: {', '.join(unknown)}")
+    return StreamOptions(**{**dict(base), **options})
 
 
 def _as_message(message: AgentMessage | str) -> AgentMessage:

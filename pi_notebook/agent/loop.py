@@ -71,21 +71,6 @@ CANNOT_CONTINUE_ASSISTANT = "Cannot continue from message role: assistant"
 _AGENT_START = AgentStartEvent()
 _TURN_START = TurnStartEvent()
 
-_STREAM_OPTION_FIELDS = (
-    "max_tokens",
-    "temperature",
-    "thinking_budgets",
-    "session_id",
-    "cache_retention",
-    "headers",
-    "timeout_ms",
-    "max_retries",
-    "max_retry_delay_ms",
-    "metadata",
-    "on_payload",
-    "on_response",
-)
-
 
 async def run_agent_loop(
     prompts: list[AgentMessage],
@@ -221,7 +206,7 @@ class _LoopRun:
         self.stream_fn: StreamFunction = stream_fn or default_stream
         self.new_messages = new_messages
         self.model: Model = config.model
-        self.reasoning = config.reasoning
+        self.reasoning = config.stream_options.reasoning
 
     @property
     def aborted(self) -> bool:
@@ -305,10 +290,13 @@ class _LoopRun:
             self.reasoning = None if level == "off" else level
 
     def _stream_options(self, api_key: str | None) -> StreamOptions:
-        config = self.config
-        values = {name: getattr(config, name) for name in _STREAM_OPTION_FIELDS}
-        return StreamOptions(
-            api_key=api_key, signal=self.signal, reasoning=self.reasoning, **values
+        options = self.config.stream_options
+        return options.model_copy(
+            update={
+                "api_key": api_key or options.api_key,
+                "signal": self.signal,
+                "reasoning": self.reasoning,
+            }
         )
 
     async def _stream_assistant_response(self) -> AssistantMessage:
@@ -331,7 +319,7 @@ class _LoopRun:
         if config.get_api_key is not None:
             api_key = await call_hook(config.get_api_key, self.model.provider)
         response = await maybe_await(
-            self.stream_fn(self.model, llm_context, self._stream_options(api_key or config.api_key))
+            self.stream_fn(self.model, llm_context, self._stream_options(api_key))
         )
 
         # The per-token path: events taken in runs (no async step per event), no coroutine per

@@ -20,6 +20,7 @@ from pi_notebook.ai import (
     AssistantMessage,
     AssistantMessageEventStream,
     FauxProvider,
+    StreamOptions,
     TextContent,
     UserMessage,
     faux_assistant_message,
@@ -226,7 +227,11 @@ async def test_get_api_key_is_asked_per_request_and_falls_back_to_config_key(
             faux_assistant_message("done"),
         ]
     )
-    config = make_config(faux, get_api_key=lambda provider: next(answers), api_key="fallback")
+    config = make_config(
+        faux,
+        get_api_key=lambda provider: next(answers),
+        stream_options=StreamOptions(api_key="fallback"),
+    )
     await run_agent_loop(
         [user("a")], make_context(text_tool("t")), config, log.emit, None, stream_fn
     )
