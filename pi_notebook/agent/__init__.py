@@ -3,7 +3,8 @@
 Public names are re-exported here; import from ``pi_notebook.agent``.
 """
 
-from ..ai.abort import AbortController, AbortSignal
+from ..ai import AbortController, AbortSignal
+from ._hooks import field_of
 from .agent import Agent, AgentBusyError, AgentState, default_convert_to_llm
 from .events import (
     AGENT_EVENT_TYPES,
@@ -39,6 +40,7 @@ from .types import (
     BeforeToolCallResult,
     ToolExecutionMode,
     ToolFailure,
+    ToolUpdate,
     TurnContext,
     TurnUpdate,
 )
@@ -72,6 +74,7 @@ __all__ = [
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolFailure",
+    "ToolUpdate",
     "TurnContext",
     "TurnEndEvent",
     "TurnStartEvent",
@@ -79,6 +82,7 @@ __all__ = [
     "agent_loop",
     "agent_loop_continue",
     "default_convert_to_llm",
+    "field_of",
     "run_agent_loop",
     "run_agent_loop_continue",
     "truncated_call_text",

@@ -24,20 +24,21 @@ from ..ai import (
     ImageContent,
     Message,
     Model,
+    StreamFunction,
     StreamOptions,
     TextContent,
     UserMessage,
     empty_reply,
+    maybe_await,
     now_ms,
 )
-from ..ai.registry import StreamFunction
 from .events import (
     AgentEndEvent,
     MessageEndEvent,
     MessageStartEvent,
     TurnEndEvent,
 )
-from .loop import CANNOT_CONTINUE_ASSISTANT, awaited, run_agent_loop, run_agent_loop_continue
+from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
 from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
 
@@ -407,11 +408,13 @@ class Agent:
             str(exc) or type(exc).__name__,
             content=[TextContent(text="")],
         )
-        emit = awaited(self._process_events)
-        await emit(MessageStartEvent(message=failure))
-        await emit(MessageEndEvent(message=failure))
-        await emit(TurnEndEvent(message=failure, tool_results=[]))
-        await emit(AgentEndEvent(messages=[failure]))
+        for event in (
+            MessageStartEvent(failure),
+            MessageEndEvent(failure),
+            TurnEndEvent(failure, []),
+            AgentEndEvent([failure]),
+        ):
+            await maybe_await(self._process_events(event))
 
     def _finish_run(self, run: _ActiveRun) -> None:
         state = self.state
@@ -479,9 +482,7 @@ async def _settle_listeners(
     """Await ``pending``, then call and await the remaining listeners one by one."""
     await pending
     for subscription in rest:
-        result = subscription.call(event, signal)
-        if result is not None and _isawaitable(result):
-            await result
+        await maybe_await(subscription.call(event, signal))
 
 
 def _with_options(base: StreamOptions, options: dict[str, Any]) -> StreamOptions:

@@ -23,21 +23,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from ..ai import (
+    REQUEST_ABORTED,
     AbortSignal,
     AgentMessage,
     AssistantMessage,
     Context,
     EventStream,
     Model,
+    StreamFunction,
     StreamOptions,
     ToolCall,
     empty_reply,
     maybe_await,
 )
 from ..ai import stream as default_stream
-from ..ai.partial import REQUEST_ABORTED
-from ..ai.registry import StreamFunction
-from ._hooks import call_hook, field_of
+from ._hooks import field_of
 from .events import (
     AgentEndEvent,
     AgentEvent,
@@ -48,22 +48,10 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from .tool_batch import Emit, ToolBatch
+from .tool_batch import ToolBatch
 from .types import AgentContext, AgentEventSink, AgentLoopConfig, TurnContext
 
 _isawaitable = inspect.isawaitable
-
-
-def awaited(sink: AgentEventSink) -> Emit:
-    """``sink`` as a coroutine function that settles whatever the sink returns."""
-
-    async def emit(event: Any) -> None:
-        pending = sink(event)
-        if pending is not None and _isawaitable(pending):
-            await pending
-
-    return emit
-
 
 CANNOT_CONTINUE_EMPTY = "Cannot continue: no messages in context"
 CANNOT_CONTINUE_ASSISTANT = "Cannot continue from message role: assistant"
@@ -201,7 +189,6 @@ class _LoopRun:
         self.context = context
         self.config = config
         self.sink = sink
-        self.emit = awaited(sink)
         self.signal = signal
         self.stream_fn: StreamFunction = stream_fn or default_stream
         self.new_messages = new_messages
@@ -212,10 +199,14 @@ class _LoopRun:
     def aborted(self) -> bool:
         return self.signal is not None and self.signal.aborted
 
+    async def emit(self, event: AgentEvent) -> None:
+        """Hand ``event`` to the sink and settle what it returns (the ordering barrier)."""
+        await maybe_await(self.sink(event))
+
     async def _poll(self, source: Callable[[], Any] | None) -> list[AgentMessage]:
         if source is None or self.aborted:
             return []
-        return list(await call_hook(source) or [])
+        return list(await maybe_await(source()) or [])
 
     async def run(self) -> None:
         first_turn = True
@@ -263,7 +254,7 @@ class _LoopRun:
                 turn.context = self.context
                 if self.aborted or (
                     self.config.should_stop_after_turn is not None
-                    and await call_hook(self.config.should_stop_after_turn, turn)
+                    and await maybe_await(self.config.should_stop_after_turn(turn))
                 ):
                     return await self._end()
                 pending = await self._poll(self.config.get_steering_messages)
@@ -280,7 +271,7 @@ class _LoopRun:
     async def _prepare_next_turn(self, turn: TurnContext) -> None:
         if self.config.prepare_next_turn is None:
             return
-        update = await call_hook(self.config.prepare_next_turn, turn)
+        update = await maybe_await(self.config.prepare_next_turn(turn))
         if update is None:
             return
         self.context = field_of(update, "context") or self.context
@@ -308,8 +299,8 @@ class _LoopRun:
         config = self.config
         messages = self.context.messages
         if config.transform_context is not None:
-            messages = await call_hook(config.transform_context, messages, self.signal)
-        llm_messages = list(await call_hook(config.convert_to_llm, messages))
+            messages = await maybe_await(config.transform_context(messages, self.signal))
+        llm_messages = list(await maybe_await(config.convert_to_llm(messages)))
         llm_context = Context(
             system_prompt=self.context.system_prompt,
             messages=llm_messages,
@@ -317,7 +308,7 @@ class _LoopRun:
         )
         api_key = None
         if config.get_api_key is not None:
-            api_key = await call_hook(config.get_api_key, self.model.provider)
+            api_key = await maybe_await(config.get_api_key(self.model.provider))
         response = await maybe_await(
             self.stream_fn(self.model, llm_context, self._stream_options(api_key))
         )

@@ -21,9 +21,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ai import AbortSignal, AssistantMessage, TextContent, ToolCall, ToolResultMessage, now_ms
-from ..ai.validation import validate_tool_arguments
-from ._hooks import call_hook, field_of
+from ..ai import (
+    AbortSignal,
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    maybe_await,
+    now_ms,
+    validate_tool_arguments,
+)
+from ._hooks import field_of
 from .events import (
     MessageEndEvent,
     MessageStartEvent,
@@ -190,10 +198,11 @@ class ToolBatch:
                     target = call.model_copy(update={"arguments": prepared_args})
             args = validate_tool_arguments(tool, target)
             if self.config.before_tool_call is not None:
-                decision = await call_hook(
-                    self.config.before_tool_call,
-                    BeforeToolCallContext(self.assistant, call, args, self.context),
-                    self.signal,
+                decision = await maybe_await(
+                    self.config.before_tool_call(
+                        BeforeToolCallContext(self.assistant, call, args, self.context),
+                        self.signal,
+                    )
                 )
                 if self.aborted:
                     return Outcome(error_result(OPERATION_ABORTED), True)
@@ -274,18 +283,10 @@ class ToolBatch:
         if hook is None:
             return outcome
         try:
-            override = await call_hook(
-                hook,
-                AfterToolCallContext(
-                    self.assistant,
-                    call,
-                    prepared.args,
-                    outcome.result,
-                    outcome.is_error,
-                    self.context,
-                ),
-                self.signal,
+            context = AfterToolCallContext(
+                self.assistant, call, prepared.args, outcome.result, outcome.is_error, self.context
             )
+            override = await maybe_await(hook(context, self.signal))
         except Exception as exc:
             return Outcome(error_result(_text_of(exc)), True)
         if override is None:

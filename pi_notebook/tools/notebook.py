@@ -20,9 +20,8 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent._hooks import call_hook
-from ..agent.types import AgentTool, AgentToolResult, ToolFailure, ToolUpdate
-from ..ai import AbortSignal, TextContent
+from ..agent import AgentTool, AgentToolResult, ToolFailure, ToolUpdate
+from ..ai import AbortSignal, TextContent, maybe_await
 from .execution import DEFAULT_OUTPUT_CHARS, RunOutcome, run_code
 from .journal import ABSENT, DEFAULT_LIMIT_BYTES, Snapshot, UndoJournal, UndoReport, deep_size
 from .namespace import (
@@ -299,7 +298,7 @@ class _Execute:
     async def __call__(
         self, tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: ToolUpdate
     ) -> AgentToolResult:
-        result = await call_hook(self.fn, self.resolve(), dict(params or {}), signal)
+        result = await maybe_await(self.fn(self.resolve(), dict(params or {}), signal))
         assert isinstance(result, AgentToolResult)
         return result
 
