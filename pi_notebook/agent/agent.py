@@ -14,7 +14,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never, cast
 
 from ..ai import (
     AbortController,
@@ -34,9 +34,16 @@ from ..ai import (
 )
 from .events import (
     AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
     MessageEndEvent,
     MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
     TurnEndEvent,
+    TurnStartEvent,
 )
 from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
@@ -61,7 +68,9 @@ UNKNOWN_MODEL = Model(
     id="unknown", name="unknown", api="unknown", provider="unknown", base_url="", input=[]
 )
 
-Listener = Callable[[Any, AbortSignal], Any]
+Listener = Callable[[AgentEvent, AbortSignal], Any]
+"""A subscriber: called with each event (and the run's signal) after the state is reduced;
+an awaitable it returns is awaited before the next listener and the next event."""
 
 
 class AgentBusyError(RuntimeError):
@@ -93,7 +102,7 @@ class AgentState:
         self._tools = list(tools)
         self._messages = list(messages)
         self.is_streaming = False
-        self.streaming_message: Any = None
+        self.streaming_message: AgentMessage | None = None
         self.pending_tool_calls: frozenset[str] = frozenset()
         self.error_message: str | None = None
 
@@ -126,11 +135,12 @@ class _Subscription:
 
     __slots__ = ("call",)
 
-    def __init__(self, listener: Callable[..., Any]) -> None:
+    def __init__(self, listener: Listener | Callable[[AgentEvent], Any]) -> None:
         if _takes_two_arguments(listener):
-            self.call: Callable[[Any, AbortSignal], Any] = listener
+            self.call = cast(Listener, listener)
         else:
-            self.call = lambda event, signal: listener(event)
+            one = cast(Callable[[AgentEvent], Any], listener)
+            self.call = lambda event, signal: one(event)
 
 
 class Agent:
@@ -234,7 +244,7 @@ class Agent:
 
     # -- listeners -------------------------------------------------------------------------
 
-    def subscribe(self, listener: Listener | Callable[[Any], Any]) -> Callable[[], None]:
+    def subscribe(self, listener: Listener | Callable[[AgentEvent], Any]) -> Callable[[], None]:
         """Add ``listener(event, signal)`` (or ``listener(event)``); returns ``unsubscribe``."""
         subscription = _Subscription(listener)
         self._listeners = (*self._listeners, subscription)
@@ -430,7 +440,7 @@ class Agent:
 
     # -- the sink --------------------------------------------------------------------------
 
-    def _process_events(self, event: Any) -> Awaitable[None] | None:
+    def _process_events(self, event: AgentEvent) -> Awaitable[None] | None:
         """The loop's sink: reduce the state, then call the listeners in order.
 
         Returns nothing when every listener returned synchronously (the per-token case: no
@@ -450,33 +460,37 @@ class Agent:
                 return _settle_listeners(result, rest, event, signal)
         return None
 
-    def _reduce(self, event: Any) -> None:
+    def _reduce(self, event: AgentEvent) -> None:
         state = self.state
-        kind = event.type
-        if kind == "message_update":
-            state.streaming_message = event.message
-        elif kind == "message_start":
-            state.streaming_message = event.message
-            self._steering.delivered(event.message)
-            self._follow_up.delivered(event.message)
-        elif kind == "message_end":
-            state.streaming_message = None
-            state.messages.append(event.message)
-        elif kind == "tool_execution_start":
-            state.pending_tool_calls = state.pending_tool_calls | {event.tool_call_id}
-        elif kind == "tool_execution_end":
-            state.pending_tool_calls = state.pending_tool_calls - {event.tool_call_id}
-        elif kind == "turn_end":
-            if getattr(event.message, "error_message", None):
-                state.error_message = event.message.error_message
-        elif kind == "agent_end":
-            state.streaming_message = None
+        match event:
+            case MessageUpdateEvent():  # first: it is the per-token case
+                state.streaming_message = event.message
+            case MessageStartEvent():
+                state.streaming_message = event.message
+                self._steering.delivered(event.message)
+                self._follow_up.delivered(event.message)
+            case MessageEndEvent():
+                state.streaming_message = None
+                state.messages.append(event.message)
+            case ToolExecutionStartEvent():
+                state.pending_tool_calls = state.pending_tool_calls | {event.tool_call_id}
+            case ToolExecutionEndEvent():
+                state.pending_tool_calls = state.pending_tool_calls - {event.tool_call_id}
+            case TurnEndEvent():
+                if event.message.error_message:
+                    state.error_message = event.message.error_message
+            case AgentEndEvent():
+                state.streaming_message = None
+            case AgentStartEvent() | TurnStartEvent() | ToolExecutionUpdateEvent():
+                pass
+            case _:
+                assert_never(event)
 
 
 async def _settle_listeners(
     pending: Awaitable[Any],
     rest: tuple[_Subscription, ...],
-    event: Any,
+    event: AgentEvent,
     signal: AbortSignal,
 ) -> None:
     """Await ``pending``, then call and await the remaining listeners one by one."""

@@ -11,6 +11,7 @@ an event is :func:`pi_notebook.ai.dump_event`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
@@ -102,6 +103,10 @@ AgentEvent: TypeAlias = (
     | ToolExecutionEndEvent
 )
 
+AgentEventSink: TypeAlias = Callable[[AgentEvent], Awaitable[None] | None]
+"""Where the loop's events go (Pi's sink): called with each event; an awaitable it returns is
+awaited before the loop goes on. A plain function that returns nothing costs no task switch."""
+
 AGENT_EVENT_TYPES: tuple[str, ...] = tuple(event.type for event in get_args(AgentEvent))
 """The ten ``type`` strings, in the order above."""
 
@@ -109,6 +114,7 @@ __all__ = [
     "AGENT_EVENT_TYPES",
     "AgentEndEvent",
     "AgentEvent",
+    "AgentEventSink",
     "AgentStartEvent",
     "MessageEndEvent",
     "MessageStartEvent",

@@ -41,6 +41,7 @@ from ._hooks import field_of
 from .events import (
     AgentEndEvent,
     AgentEvent,
+    AgentEventSink,
     AgentStartEvent,
     MessageEndEvent,
     MessageStartEvent,
@@ -49,7 +50,7 @@ from .events import (
     TurnStartEvent,
 )
 from .tool_batch import ToolBatch
-from .types import AgentContext, AgentEventSink, AgentLoopConfig, TurnContext
+from .types import AgentContext, AgentLoopConfig, TurnContext
 
 _isawaitable = inspect.isawaitable
 

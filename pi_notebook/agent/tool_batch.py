@@ -33,6 +33,7 @@ from ..ai import (
 )
 from ._hooks import field_of
 from .events import (
+    AgentEvent,
     MessageEndEvent,
     MessageStartEvent,
     ToolExecutionEndEvent,
@@ -49,7 +50,7 @@ from .types import (
     ToolFailure,
 )
 
-Emit = Callable[[Any], Awaitable[None]]
+Emit = Callable[[AgentEvent], Awaitable[None]]
 
 OPERATION_ABORTED = "Operation aborted"
 TOOL_ABORT_GRACE_SECONDS = 2.0
@@ -273,7 +274,7 @@ class ToolBatch:
             raise RuntimeError(TOOL_ABANDONED.format(grace=TOOL_ABORT_GRACE_SECONDS))
         return task.result()
 
-    async def _emit_after(self, previous: asyncio.Future[None] | None, event: Any) -> None:
+    async def _emit_after(self, previous: asyncio.Future[None] | None, event: AgentEvent) -> None:
         if previous is not None:
             await asyncio.shield(previous)
         await self.emit(event)

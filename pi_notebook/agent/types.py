@@ -168,8 +168,3 @@ class AgentLoopConfig:
     prepare_next_turn: Callable[[TurnContext], Any] | None = None
     should_stop_after_turn: Callable[[TurnContext], Any] | None = None
     stream_options: StreamOptions = field(default_factory=StreamOptions)
-
-
-AgentEventSink: TypeAlias = Callable[[Any], Awaitable[None] | None]
-"""Where the loop's events go (Pi's sink): called with each event; an awaitable it returns is
-awaited before the loop goes on. A plain function that returns nothing costs no task switch."""
