@@ -25,7 +25,7 @@ from pi_notebook.ai import (
     maybe_await,
     stream,
 )
-from pi_notebook.ai.providers._http import aclose_client
+from pi_notebook.ai.providers import aclose_client
 from tests.providers.server import ScriptServer, named_sse, sse, stall
 
 OPENAI_FIRST = sse({"choices": [{"index": 0, "delta": {"content": "partial"}}]}, end=False)

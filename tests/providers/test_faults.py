@@ -290,7 +290,7 @@ async def test_key_from_environment(server: ScriptServer, monkeypatch) -> None:
 
 
 async def test_one_pooled_client_per_loop(server: ScriptServer) -> None:
-    from pi_notebook.ai.providers._http import get_client
+    from pi_notebook.ai.providers._client import get_client
 
     assert get_client() is get_client()
     server.queue(stream_bytes(OK), stream_bytes(OK))

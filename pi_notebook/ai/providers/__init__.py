@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from ..registry import register_api_provider
-from ._http import aclose_client
+from ._client import aclose_client
 from .anthropic_messages import stream_anthropic_messages
 from .catalog import custom_model, get_model, list_models, list_providers, resolve_model
 from .keys import env_var_names, get_env_api_key, requires_api_key, resolve_api_key

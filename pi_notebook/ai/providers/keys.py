@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from urllib.parse import urlparse
 
-from ._http import ProviderError
+from ._errors import ProviderError
 
 ENV_VARS: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),

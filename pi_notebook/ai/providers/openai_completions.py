@@ -30,19 +30,15 @@ from ..types import (
     Usage,
 )
 from ..usage import finalize_usage
-from ._http import (
+from ._driver import Push, run_provider
+from ._errors import ProviderError, error_event_text, error_payload_text, event_text
+from ._json import loads
+from ._request import (
     PreparedRequest,
-    ProviderError,
-    Push,
     apply_on_payload,
     cache_retention,
     compat_value,
-    error_event_text,
-    error_payload_text,
-    event_text,
-    loads,
     merge_headers,
-    run_provider,
     sanitize_surrogates,
 )
 from .chunk_shape import TextChunkShape
