@@ -317,11 +317,13 @@ class _LoopRun:
         # The per-token path: events taken in runs (no async step per event), no coroutine per
         # event when the sink is a plain function, and one snapshot of the partial's top-level
         # fields (Pi's ``{...partial}``, a shallow copy) shared by consecutive updates while
-        # those fields stay the same.
+        # those fields (the model's field dict) stay the same.
         sink = self.sink
         context_messages = self.context.messages
-        started = False
+        live: AssistantMessage | None = None  # the partial in the transcript
+        live_fields: dict[str, Any] = {}
         snapshot: AssistantMessage | None = None
+        snapshot_fields: dict[str, Any] = {}
         update: MessageStartEvent | MessageUpdateEvent
         async for run in response.runs():
             for event in run:
@@ -329,21 +331,25 @@ class _LoopRun:
                     continue  # the last event; the final message comes from result()
                 partial = event.partial
                 if event.type == "start":
-                    started = True
                     context_messages.append(partial)
+                    live, live_fields = partial, vars(partial)
                     snapshot = partial.model_copy()
+                    snapshot_fields = vars(snapshot)
                     update = MessageStartEvent(snapshot)
                 elif snapshot is not None:
-                    context_messages[-1] = partial
-                    if vars(snapshot) != vars(partial):
+                    if partial is not live:  # a provider may push a new object each time
+                        context_messages[-1] = live = partial
+                        live_fields = vars(partial)
+                    if snapshot_fields != live_fields:
                         snapshot = partial.model_copy()
+                        snapshot_fields = vars(snapshot)
                     update = MessageUpdateEvent(snapshot, event)
                 else:
                     continue
                 pending = sink(update)
                 if pending is not None and _isawaitable(pending):
                     await pending
-        return await self._emit_final(await response.result(), started=started)
+        return await self._emit_final(await response.result(), started=live is not None)
 
     async def _emit_final(self, final: AssistantMessage, *, started: bool) -> AssistantMessage:
         if started:
