@@ -68,7 +68,7 @@ class ToolExecutionStartEvent:
     type: ClassVar[Literal["tool_execution_start"]] = "tool_execution_start"
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: dict[str, Any]
     """The raw, unvalidated arguments from the model."""
 
 
@@ -77,7 +77,7 @@ class ToolExecutionUpdateEvent:
     type: ClassVar[Literal["tool_execution_update"]] = "tool_execution_update"
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: dict[str, Any]
     partial_result: AgentToolResult
 
 
