@@ -19,6 +19,7 @@ from typing import Any
 from ..ai import redact_data
 
 _DELTAS = frozenset(("text_delta", "thinking_delta", "toolcall_delta"))
+_ENDS = {"text_end": "text_delta", "thinking_end": "thinking_delta"}
 
 
 class _Deltas:
@@ -75,6 +76,15 @@ class RunLog:
                 self._tool_updates = None
                 self._entries.append(self._deltas)
                 return
+            deltas = self._deltas
+            if (
+                sub_kind in _ENDS
+                and deltas is not None
+                and deltas.index == sub.content_index
+                and deltas.kind == _ENDS[sub_kind]
+                and deltas.text[0] == sub.content
+            ):
+                deltas.text[0] = sub.content  # the message's own string: no second copy kept
             entry: Any = ("message_update", sub_kind, sub.content_index)
         elif kind == "tool_execution_update":
             updates = self._tool_updates
