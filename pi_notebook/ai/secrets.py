@@ -278,7 +278,8 @@ class _Redactor:
     def __init__(self) -> None:
         self.known: dict[str, str] = {}  # value -> the variable it came from
         self.values: dict[str, list[tuple[str, str]]] = {}  # lowered form -> (form, label)
-        self.seen: tuple[str, ...] = ()
+        self.shorter: dict[str, list[str]] = {}  # trigger -> the triggers it starts with
+        self.seen: tuple[tuple[str, str], ...] = ()  # the secret variables last read
         self.lock = threading.Lock()
         self.trigger = self._compile()
 
@@ -291,19 +292,26 @@ class _Redactor:
                     values.setdefault(key, []).append((form, label))
         for entries in values.values():
             entries.sort(key=lambda entry: len(entry[0]), reverse=True)
+        words = [*_SHAPE_CHECKS, *values]
+        # A secret value found lower-cased may not match in its case; the shorter triggers
+        # at the same place (``sk-`` under ``sk-abc…``) are then tried in its stead.
+        self.shorter = {
+            long: sorted((w for w in words if w != long and long.startswith(w)), key=len)[::-1]
+            for long in values
+        }
         self.values = values
-        return re.compile(_trie([*_SHAPE_CHECKS, *values]))
+        return re.compile(_trie(words))
 
     def refresh(self) -> re.Pattern[str]:
         """The trigger expression, rebuilt when the environment holds a new secret value."""
         environ = os.environ
-        names = tuple(name for name in environ if is_secret_env_name(name))
-        if names == self.seen and all(environ.get(n, "").strip() in self.known for n in names):
+        current = tuple((n, environ.get(n, "")) for n in environ if is_secret_env_name(n))
+        if current == self.seen:
             return self.trigger
         with self.lock:
             changed = False
-            for name in names:
-                value = environ.get(name, "").strip()
+            for name, raw in current:
+                value = raw.strip()
                 if len(value) >= MIN_SECRET_CHARS and value not in self.known:
                     self.known[value] = name
                     changed = True
@@ -311,7 +319,7 @@ class _Redactor:
                 self.known.pop(next(iter(self.known)))
             if changed:
                 self.trigger = self._compile()
-            self.seen = names
+            self.seen = current
             return self.trigger
 
     def sub(self, text: str) -> str:
@@ -319,33 +327,40 @@ class _Redactor:
         lowered = text.lower()
         if len(lowered) != len(text):  # e.g. "İ" lowers to two characters: keep positions
             lowered = text.translate(_ASCII_LOWER)
-        values = self.values
         out: list[str] = []
         done = 0  # text[:done] is settled
-        for found in trigger.finditer(lowered):
-            start, end = found.span()
-            if start < done:
-                continue
+        search = trigger.search
+        found = search(lowered)
+        while found is not None:
+            start = found.start()
             word = found.group()
-            hit: tuple[int, str] | None = None
-            entries = values.get(word)
-            if entries is not None:
-                for form, label in entries:
-                    if text.startswith(form, start):
-                        hit = (start + len(form), _marker(label))
+            hit = self._check(text, start, word)
+            if hit is None:
+                for shorter in self.shorter.get(word, ()):
+                    hit = self._check(text, start, shorter)
+                    if hit is not None:
                         break
             if hit is None:
-                check = _SHAPE_CHECKS.get(word)
-                if check is not None:
-                    hit = check(text, start, end)
-            if hit is not None:
-                out.append(text[done:start])
-                out.append(hit[1])
-                done = hit[0]
+                found = search(lowered, start + 1)
+                continue
+            out.append(text[done:start])
+            out.append(hit[1])
+            done = hit[0]
+            found = search(lowered, done)
         if not out:
             return text
         out.append(text[done:])
         return "".join(out)
+
+    def _check(self, text: str, start: int, word: str) -> tuple[int, str] | None:
+        """The secret starting at ``start`` that trigger ``word`` found there, if any."""
+        entries = self.values.get(word)
+        if entries is not None:
+            for form, label in entries:
+                if text.startswith(form, start):
+                    return start + len(form), _marker(label)
+        check = _SHAPE_CHECKS.get(word)
+        return check(text, start, start + len(word)) if check is not None else None
 
 
 _redactor = _Redactor()

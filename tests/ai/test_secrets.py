@@ -190,3 +190,12 @@ def test_a_saved_conversation_holds_no_secret(secret_env: None) -> None:
     loaded = parse_transcript(json.loads(saved))
     assert loaded[0].content == "use [redacted: GITHUB_TOKEN]"
     assert loaded[1].error_message == "[redacted: DB_PASSWORD]"
+
+
+def test_a_key_that_only_matches_a_known_secret_lower_cased_is_still_a_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-ABCdef1234567890XYZ")
+    # Another key whose lower-cased text equals the known one's: the key shape still applies.
+    assert redact("a sk-abcdef1234567890xyz b") == "a [redacted: api key] b"
+    assert redact("a sk-ABCdef1234567890XYZ b") == "a [redacted: OPENAI_API_KEY] b"
