@@ -31,6 +31,7 @@ from ..ai import (
     empty_reply,
     maybe_await,
     now_ms,
+    redact,
 )
 from .events import (
     AgentEndEvent,
@@ -415,7 +416,7 @@ class Agent:
         failure = empty_reply(
             self.state.model,
             "aborted" if signal.aborted else "error",
-            str(exc) or type(exc).__name__,
+            redact(str(exc) or type(exc).__name__),  # an error text: never a key
             content=[TextContent(text="")],
         )
         for event in (

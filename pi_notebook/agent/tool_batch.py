@@ -6,6 +6,11 @@ prepared ones concurrently (``tool_execution_end`` in completion order) and emit
 messages in source order; a sequential batch does one call at a time. A tool's failure never
 escapes: it becomes an error result and the run goes on.
 
+Every result leaves the batch through :func:`outbound_result`, before any listener or the model
+sees it (progress updates too): its text has secrets redacted (``pi_notebook.ai.redact``: the
+model is told ``[redacted: GITHUB_TOKEN]``, never given the value) and lone surrogates replaced,
+whatever tool made it (``run_python`` printing ``os.environ``, ``inspect_variable``, your own).
+
 One deliberate difference from Pi 0.82, which awaits a tool however long it ignores an abort:
 once the run's signal is aborted, a tool gets ``TOOL_ABORT_GRACE_SECONDS`` to finish; then its
 task is cancelled and the call ends with the error result :data:`TOOL_ABANDONED`, so the run's
@@ -27,8 +32,10 @@ from ..ai import (
     TextContent,
     ToolCall,
     ToolResultMessage,
+    clean_surrogates,
     maybe_await,
     now_ms,
+    redact,
     validate_tool_arguments,
 )
 from ._hooks import field_of
@@ -87,6 +94,29 @@ class BatchResult:
     terminate: bool
 
 
+def outbound_result(result: AgentToolResult) -> AgentToolResult:
+    """``result`` with secrets redacted and lone surrogates replaced in its text blocks.
+
+    The same object when nothing changed; otherwise a shallow copy with new text blocks.
+    """
+    content = getattr(result, "content", None)
+    if not content or not isinstance(result, AgentToolResult):
+        return result
+    cleaned: list[Any] | None = None
+    for position, block in enumerate(content):
+        text = getattr(block, "text", None)
+        if not isinstance(text, str):
+            continue
+        new = redact(clean_surrogates(text))
+        if new != text:
+            if cleaned is None:
+                cleaned = list(content)
+            cleaned[position] = block.model_copy(update={"text": new})
+    if cleaned is None:
+        return result
+    return result.model_copy(update={"content": cleaned})
+
+
 def error_result(message: str, details: Any = None) -> AgentToolResult:
     return AgentToolResult(
         content=[TextContent(text=message)], details={} if details is None else details
@@ -135,7 +165,7 @@ class ToolBatch:
         for call in calls:
             await self._emit_start(call)
             outcome = Outcome(error_result(truncated_call_text(call.name)), True)
-            await self._emit_end(call, outcome)
+            outcome = await self._emit_end(call, outcome)
             results.append(await self._emit_message(call, outcome))
         return BatchResult(results, terminate=False)
 
@@ -148,7 +178,7 @@ class ToolBatch:
             await self._emit_start(call)
             prepared = await self._prepare(call)
             outcome = prepared if isinstance(prepared, Outcome) else await self._run(call, prepared)
-            await self._emit_end(call, outcome)
+            outcome = await self._emit_end(call, outcome)
             messages.append(await self._emit_message(call, outcome))
             outcomes.append(outcome)
             if self.aborted:
@@ -161,7 +191,7 @@ class ToolBatch:
             await self._emit_start(call)
             prepared = await self._prepare(call)
             if isinstance(prepared, Outcome):
-                await self._emit_end(call, prepared)
+                prepared = await self._emit_end(call, prepared)
             slots.append((call, prepared))
             if self.aborted:
                 break
@@ -173,8 +203,7 @@ class ToolBatch:
                 outcome = Outcome(error_result(OPERATION_ABORTED), True)
             else:
                 outcome = await self._run(call, slot)
-            await self._emit_end(call, outcome)
-            return outcome
+            return await self._emit_end(call, outcome)
 
         outcomes: list[Outcome] = list(
             await asyncio.gather(*(settle(call, slot) for call, slot in slots))
@@ -223,7 +252,9 @@ class ToolBatch:
         def on_update(partial: AgentToolResult) -> None:
             if not accepting:
                 return
-            event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, partial)
+            event = ToolExecutionUpdateEvent(
+                call.id, call.name, call.arguments, outbound_result(partial)
+            )
             previous = updates[-1] if updates else None
             updates.append(asyncio.ensure_future(self._emit_after(previous, event)))
 
@@ -305,8 +336,13 @@ class ToolBatch:
     async def _emit_start(self, call: ToolCall) -> None:
         await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
 
-    async def _emit_end(self, call: ToolCall, outcome: Outcome) -> None:
+    async def _emit_end(self, call: ToolCall, outcome: Outcome) -> Outcome:
+        """Emit ``tool_execution_end`` with the outbound result; returns the outcome emitted."""
+        result = outbound_result(outcome.result)
+        if result is not outcome.result:
+            outcome = Outcome(result, outcome.is_error)
         await self.emit(ToolExecutionEndEvent(call.id, call.name, outcome.result, outcome.is_error))
+        return outcome
 
     def _message_for(self, call: ToolCall, outcome: Outcome) -> ToolResultMessage:
         result = outcome.result
@@ -337,4 +373,4 @@ def _text_of(exc: BaseException) -> str:
     return str(exc) if str(exc) else type(exc).__name__
 
 
-__all__ = ["BatchResult", "ToolBatch", "truncated_call_text"]
+__all__ = ["BatchResult", "ToolBatch", "outbound_result", "truncated_call_text"]

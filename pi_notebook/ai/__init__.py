@@ -43,6 +43,8 @@ from .registry import (
     stream,
     unregister_api_provider,
 )
+from .secrets import API_KEY_ENV_VARS, is_secret_env_name, redact, redact_data
+from .surrogates import clean_surrogates
 from .types import (
     AgentMessage,
     AgentThinkingLevel,
@@ -79,6 +81,7 @@ from .usage import calculate_cost, finalize_usage
 from .validation import ToolArgumentsError, validate_tool_arguments
 
 __all__ = [
+    "API_KEY_ENV_VARS",
     "REQUEST_ABORTED",
     "AbortController",
     "AbortError",
@@ -128,6 +131,7 @@ __all__ = [
     "WireModel",
     "calculate_cost",
     "camel",
+    "clean_surrogates",
     "complete",
     "dump_event",
     "dump_transcript",
@@ -143,11 +147,14 @@ __all__ = [
     "grow_text",
     "grow_thinking",
     "grow_tool_call",
+    "is_secret_env_name",
     "maybe_await",
     "now_ms",
     "parse_agent_message",
     "parse_message",
     "parse_transcript",
+    "redact",
+    "redact_data",
     "register_api_provider",
     "register_faux_provider",
     "stream",

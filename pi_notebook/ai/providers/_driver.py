@@ -14,7 +14,6 @@ message per chunk.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol
 
@@ -24,41 +23,18 @@ from ..awaitables import maybe_await
 from ..event_stream import AssistantMessageEventStream, terminal_event
 from ..events import AssistantMessageEvent, ErrorEvent, StartEvent
 from ..partial import REQUEST_ABORTED
+from ..secrets import redact as redact_secrets
 from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, empty_reply
 from ._errors import describe_exception
 from ._request import PreparedRequest
 from ._retry import Aborted, send_with_retries
 from ._sse import SSEDecoder
 
-REDACTED = "[REDACTED]"
-
 
 def redact(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every secret, and every way a library might print one, masked."""
-    for secret in secrets:
-        if not secret or len(secret) < 4:
-            continue
-        forms = {
-            secret,
-            repr(secret)[1:-1],
-            repr(secret.encode("utf-8", "backslashreplace"))[2:-1],
-            json.dumps(secret)[1:-1],
-        }
-        # A key with a control or non-ASCII character shows up cut at that character.
-        piece = []
-        for ch in secret:
-            if ch.isprintable() and ch.isascii():
-                piece.append(ch)
-            else:
-                if len(piece) >= 6:
-                    forms.add("".join(piece))
-                piece = []
-        if len(piece) >= 6:
-            forms.add("".join(piece))
-        for form in sorted(forms, key=len, reverse=True):
-            if form and form in text:
-                text = text.replace(form, REDACTED)
-    return text
+    """``text`` with every secret (``secrets`` in every form a library might print one, the
+    environment's keys, key shapes) masked: ``pi_notebook.ai.redact``, the one redaction."""
+    return redact_secrets(text, also=secrets)
 
 
 Push = Callable[[AssistantMessageEvent], None]
