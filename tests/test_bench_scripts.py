@@ -49,3 +49,12 @@ def test_loop_floor_prints_the_floor_and_ours() -> None:
 def test_bench_loop_python_side_runs_without_pi() -> None:
     out = run_bench("bench_loop.py", "--no-pi", "--turns", "3", "--chars", "40", "--repeat", "1")
     assert "pi_notebook (python)" in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_tool_args_prints_old_and_new_at_both_sizes() -> None:
+    out = run_bench("bench_tool_args.py", "--sizes", "400,4000", "--repeat", "1")
+    assert "400 chars" in out and "4,000 chars" in out
+    for row in ("grower alone", "through the openai-completions client", "old ", "jiter", "new "):
+        assert row in out
+    assert out.count("old / new at 4,000 chars") == 2
