@@ -58,3 +58,10 @@ def test_bench_tool_args_prints_old_and_new_at_both_sizes() -> None:
     for row in ("grower alone", "through the openai-completions client", "old ", "jiter", "new "):
         assert row in out
     assert out.count("old / new at 4,000 chars") == 2
+
+
+@pytest.mark.timeout(300)
+def test_bench_validation_prints_every_peer_and_workload() -> None:
+    out = run_bench("bench_validation.py", "--calls", "3", "--repeat", "1")
+    for word in ("ours", "uncached", "jsonschema", "fastjsonschema", "run_python", "4 mistakes"):
+        assert word in out
