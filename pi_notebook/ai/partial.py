@@ -2,7 +2,8 @@
 
 Each function appends the delta to the block in place (amortised O(len(delta)), never a copy
 of the block, the message or the transcript) and returns the event to push. Providers call
-these on the per-token path; they never validate.
+these on the per-token path; they never validate, but a delta carrying a lone surrogate (a
+JSON ``"\ud800"`` escape) is cleaned first (an ASCII delta costs one O(1) ``isascii``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .events import (
     ToolCallEndEvent,
 )
 from .json_incremental import IncrementalJsonObject
+from .surrogates import clean_surrogates
 from .types import AssistantMessage, now_ms
 
 D = TypeVar("D", TextDeltaEvent, ThinkingDeltaEvent)
@@ -36,6 +38,8 @@ def _grower(
     event_class: type[D], event_type: str, field: str
 ) -> Callable[[AssistantMessage, int, str], D]:
     def grow(partial: AssistantMessage, index: int, delta: str) -> D:
+        if not delta.isascii():
+            delta = clean_surrogates(delta)
         # Taking the string out of the block's dict leaves ``value`` its only reference, so
         # CPython grows it in place: amortised O(len(delta)), where ``block.text += delta``
         # would copy the whole text on every token.
@@ -70,6 +74,8 @@ def grow_tool_call(
     ``raw`` is the caller's scratch (content index -> arguments so far, with the parser's
     state, so a fragment costs work in proportion to its length), kept off the block.
     """
+    if not fragment.isascii():
+        fragment = clean_surrogates(fragment)
     arguments = raw.get(index)
     if arguments is None:
         arguments = raw[index] = IncrementalJsonObject()
