@@ -69,19 +69,21 @@ def run_mode(shell: Any, *, plain: bool) -> RunMode:
             "returns at once (%autoawait on makes cells wait)",
             "autoawait is off, so this cell cannot wait for the run",
         )
-    if plain or _release(version) >= WIDGETS_DURING_A_CELL:
+    awaits = "the cell awaits the run on the kernel's loop (it stays busy until the run ends, "
+    if _release(version) >= WIDGETS_DURING_A_CELL:
+        # No version in the text: it is the same for every kernel that has this mode.
+        return RunMode("await", awaits + "the stop button cancels it, the panel's buttons work)")
+    between = f"{kernel} reads widget messages only between cells"
+    if plain:
         return RunMode(
             "await",
-            f"{kernel}: the cell awaits the run on the kernel's loop (it stays busy until "
-            "the run ends; the stop button cancels it"
-            + ("" if plain else "; the panel's buttons work meanwhile")
-            + ")",
+            awaits + f"the stop button cancels it); {between}, so a run with the panel goes "
+            "to the background",
         )
     return RunMode(
         "background",
-        f"{kernel} reads widget messages only between cells, so a run with the panel goes to "
-        "the background for the panel's buttons to work: the cell returns at once, "
-        "await pi_notebook.notebook.wait() joins the run (plain runs, --plain, await it; "
-        "ipykernel >= 7.4 awaits both)",
+        f"{between}, so a run with the panel goes to the background for the panel's buttons "
+        "to work: the cell returns at once, await pi_notebook.notebook.wait() joins the run "
+        "(plain runs, --plain, await it; ipykernel >= 7.4 awaits both)",
         f"{kernel} reads the panel's messages only between cells",
     )

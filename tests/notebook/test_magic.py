@@ -262,5 +262,4 @@ def test_without_autoawait_the_magic_falls_back_to_a_background_run(kernel: Kern
 def test_status_says_how_cells_run(kernel: Kernel) -> None:
     script(kernel, "f11", ["unused"])
     status = kernel.ok("%agent status").stdout
-    version = kernel.ok("import ipykernel; print(ipykernel.__version__)").stdout.strip()
-    assert f"run mode: ipykernel {version}: the cell awaits the run on the kernel's loop" in status
+    assert "run mode: the cell awaits the run on the kernel's loop (it stays busy" in status

@@ -120,7 +120,9 @@ def pump(kernel: Kernel, client: PanelClient, until: Callable[[], bool], timeout
     deadline = time.monotonic() + timeout
     while not until():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"panel state: {client.state}")
+            raise TimeoutError(
+                f"comm {client.comm_id}, {len(client.frames)} frames: {client.state}"
+            )
         try:
             client(kernel.kc.get_iopub_msg(timeout=0.1))
         except queue.Empty:
@@ -173,13 +175,13 @@ def test_a_panel_run_goes_to_the_background_where_its_abort_works(old_kernel: Ke
     placeholder = "".join(str(d.get("text/plain", "")) for d in client.displays)
     assert "running in the background (ipykernel" in placeholder
     assert "reads the panel's messages only between cells" in placeholder
-    pump(old_kernel, client, lambda: client.state is not None and bool(client.text()), 30)
+    pump(old_kernel, client, lambda: client.state is not None and bool(client.text()), 60)
     client.send({"type": "abort"})  # delivered now: no cell is running
     pump(
         old_kernel,
         client,
         lambda: client.state is not None and client.state["status"]["state"] == "aborted",
-        30,
+        60,
     )
     old_kernel.ok("await pn.wait()")
     roles = old_kernel.ok(
