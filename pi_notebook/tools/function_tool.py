@@ -42,13 +42,11 @@ class FunctionExecute:
         fn: Callable[..., Any],
         fields: list[str],
         injected: set[str],
-        writes_namespace: bool,
         max_chars: int,
     ) -> None:
         self.fn = fn
         self.fields = fields
         self.injected = injected
-        self.writes_namespace = writes_namespace
         self.max_chars = max_chars
 
     async def __call__(
@@ -217,13 +215,14 @@ def tool(
             raise TypeError(
                 f"@tool {tool_name}: a parameter type has no JSON schema: {exc}"
             ) from None
-        execute = FunctionExecute(function, fields, injected, writes_namespace, max_chars)
+        execute = FunctionExecute(function, fields, injected, max_chars)
         made = AgentTool(
             name=tool_name,
             description=description if description is not None else summary,
             parameters=model,
             execute=execute,
             execution_mode=execution_mode,
+            writes_namespace=writes_namespace,
         )
         _latest[tool_name] = made
         return made

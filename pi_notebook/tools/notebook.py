@@ -283,18 +283,15 @@ def unprotect(*names: str, namespace: dict[str, Any] | None = None) -> None:
 
 
 class _Execute:
-    """A built-in tool's ``execute``; ``writes_namespace`` marks the tools approvals cover."""
+    """A built-in tool's ``execute``: the workspace resolved, then the tool's function."""
 
     def __init__(
         self,
         fn: Callable[[Workspace, dict[str, Any], AbortSignal | None], Any],
         resolve: Callable[[], Workspace],
-        *,
-        writes_namespace: bool,
     ) -> None:
         self.fn = fn
         self.resolve = resolve
-        self.writes_namespace = writes_namespace
 
     async def __call__(
         self, tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: ToolUpdate
@@ -466,8 +463,9 @@ def notebook_tools(
             label=name.replace("_", " "),
             description=description,
             parameters=parameters,
-            execute=_Execute(fn, resolve, writes_namespace=writes),
+            execute=_Execute(fn, resolve),
             execution_mode="sequential" if writes else None,
+            writes_namespace=writes,
         )
 
     string = {"type": "string"}
