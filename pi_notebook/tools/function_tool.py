@@ -6,8 +6,10 @@ the type hints -- anything pydantic understands: pydantic models, ``Literal``, o
 defaults -- and are validated (with Pi-style coercion) before the call. ``signal`` and
 ``on_update`` parameters are injected (the abort signal and a progress callback taking any
 value a tool may return) and left out of the schema. The return value becomes the result
-(:func:`pi_notebook.tools.results.to_result`). Sync functions run on the event loop like a
-cell; async functions are awaited.
+(:func:`pi_notebook.tools.results.to_result`). Async functions are awaited on the event loop;
+sync functions run on a worker thread (:func:`~.worker.run_on_thread`, in the caller's context),
+so a blocking call cannot freeze the kernel: the stop button and Abort end ``time.sleep`` and busy
+loops there as they do in ``run_python``, and ``on_update`` may be called from that thread.
 
 Re-running the cell that defines a tool replaces it: the latest tool of each name is kept in a
 registry and :func:`refresh_tools` swaps older definitions in an agent's tool list for it.
@@ -15,8 +17,11 @@ registry and :func:`refresh_tools` swaps older definitions in an agent's tool li
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import inspect
 import re
+import threading
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, overload
@@ -27,8 +32,11 @@ from ..agent.types import AgentTool, AgentToolResult, ToolExecutionMode, ToolUpd
 from ..ai import AbortSignal
 from .results import to_result
 from .summary import DEFAULT_MAX_CHARS
+from .worker import run_on_thread
 
 INJECTED = ("signal", "on_update")
+TOOL_GRACE_SECONDS = 1.0
+"""How long an aborted sync tool stuck in a C call is waited for (the loop's own grace is 2 s)."""
 
 _latest: dict[str, AgentTool] = {}
 """The newest function tool of each name (what re-running a defining cell replaces)."""
@@ -43,11 +51,13 @@ class FunctionExecute:
         fields: list[str],
         injected: set[str],
         max_chars: int,
+        grace: float = TOOL_GRACE_SECONDS,
     ) -> None:
         self.fn = fn
         self.fields = fields
         self.injected = injected
         self.max_chars = max_chars
+        self.grace = grace
 
     async def __call__(
         self,
@@ -63,16 +73,47 @@ class FunctionExecute:
         if "signal" in self.injected:
             kwargs["signal"] = signal
         if "on_update" in self.injected:
-            max_chars = self.max_chars
-
-            def progress(value: Any) -> None:
-                on_update(to_result(value, max_chars))
-
-            kwargs["on_update"] = progress
-        value = self.fn(**kwargs)
+            kwargs["on_update"] = self._progress(on_update)
+        if inspect.iscoroutinefunction(self.fn):
+            value = await self.fn(**kwargs)
+        else:
+            value = await self._on_thread(kwargs, signal)
         if inspect.isawaitable(value):
             value = await value
         return to_result(value, self.max_chars)
+
+    async def _on_thread(self, kwargs: dict[str, Any], signal: AbortSignal | None) -> Any:
+        """A sync function on a worker thread, so the stop button and Abort reach it."""
+        outcome = await run_on_thread(
+            functools.partial(self.fn, **kwargs),
+            signal,
+            grace=self.grace,
+            name=f"pi-tool-{getattr(self.fn, '__name__', 'tool')}",
+        )
+        if outcome.still_running:
+            raise RuntimeError(
+                "aborted: the tool is still inside a blocking call and stops when it returns"
+            )
+        if outcome.aborted:
+            raise RuntimeError(f"aborted after {outcome.seconds:.2f} s")
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome.value
+
+    def _progress(self, on_update: ToolUpdate) -> Callable[[Any], None]:
+        """The injected ``on_update``: from a worker thread, handed to the loop's thread."""
+        max_chars = self.max_chars
+        loop = asyncio.get_running_loop()
+        loop_thread = threading.get_ident()
+
+        def progress(value: Any) -> None:
+            result = to_result(value, max_chars)
+            if threading.get_ident() == loop_thread:
+                on_update(result)
+            else:
+                loop.call_soon_threadsafe(on_update, result)
+
+        return progress
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
