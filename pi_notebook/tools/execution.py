@@ -4,7 +4,9 @@
 runs it with :func:`~.worker.run_on_thread`, so the kernel's event loop keeps serving messages
 and an abort stops busy loops and ``time.sleep`` at once (code blocked in another C call stops
 when the call returns; ``run_code`` waits ``grace`` seconds for that and otherwise reports it
-still running). ``print`` output of *that thread only* is captured (:mod:`.capture`).
+still running). ``print`` output of *that thread only* is captured (:mod:`.capture`), and the
+code may not end or fork the kernel (:mod:`.kernel_guard`: such a call fails the run with the
+rule as its error).
 
 This module must never block the event loop while user code runs and never redirect the
 output of code it did not start.
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ai import AbortSignal
+from . import kernel_guard
 from .capture import BoundedBuffer, capture
 from .worker import RunAborted, run_on_thread
 
@@ -98,9 +101,18 @@ async def run_code(
             return eval(last, namespace), True
         return None, False
 
+    refused: list[str] = []
+
     def enter() -> None:
         capture.route(stdout, stderr)
+        refused[:] = []
+        kernel_guard.enter(refused)
 
+    def leave() -> None:
+        kernel_guard.leave()
+        capture.unroute()
+
+    kernel_guard.install()
     capture.acquire()
     # Normally the thread is done in time and the capture is released on the loop's thread; a
     # thread stuck in a C call releases it itself when it ends (the stand-ins are never freed,
@@ -111,10 +123,12 @@ async def run_code(
         grace=grace,
         name="pi-run-python",
         enter=enter,
-        leave=capture.unroute,
+        leave=leave,
         release=capture.release,
     )
     out, err, seconds = stdout.getvalue(), stderr.getvalue(), outcome.seconds
+    if refused:  # also when the code caught the refusal and went on
+        return RunOutcome(out, err, error=refused[0], seconds=seconds)
     if outcome.aborted:
         return RunOutcome(
             out, err, aborted=True, still_running=outcome.still_running, seconds=seconds
