@@ -52,8 +52,11 @@ class FunctionExecute:
         injected: set[str],
         max_chars: int,
         grace: float = TOOL_GRACE_SECONDS,
+        *,
+        registered: bool = True,
     ) -> None:
         self.fn = fn
+        self.registered = registered
         self.fields = fields
         self.injected = injected
         self.max_chars = max_chars
@@ -223,6 +226,8 @@ def tool(
     writes_namespace: bool = False,
     execution_mode: ToolExecutionMode | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
+    label: str | None = None,
+    register: bool = True,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -235,11 +240,16 @@ def tool(
     writes_namespace: bool = False,
     execution_mode: ToolExecutionMode | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
+    label: str | None = None,
+    register: bool = True,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Make an :class:`AgentTool` from ``fn`` (``@tool``, ``@tool(...)`` or ``tool(fn)``).
 
     ``writes_namespace=True`` marks a tool that changes notebook variables (``--approve
-    writes`` asks before it). ``max_chars`` bounds the text of the result.
+    writes`` asks before it). ``max_chars`` bounds the text of the result. ``label`` is the
+    human name (default: the name). ``register=False`` keeps the tool out of the registry that
+    re-running a defining cell updates (:func:`refresh_tools` leaves it alone): the built-in
+    tools, made per namespace, use it.
     """
 
     def build(function: Callable[..., Any]) -> AgentTool:
@@ -256,16 +266,18 @@ def tool(
             raise TypeError(
                 f"@tool {tool_name}: a parameter type has no JSON schema: {exc}"
             ) from None
-        execute = FunctionExecute(function, fields, injected, max_chars)
+        execute = FunctionExecute(function, fields, injected, max_chars, registered=register)
         made = AgentTool(
             name=tool_name,
+            label=label or "",
             description=description if description is not None else summary,
             parameters=model,
             execute=execute,
             execution_mode=execution_mode,
             writes_namespace=writes_namespace,
         )
-        _latest[tool_name] = made
+        if register:
+            _latest[tool_name] = made
         return made
 
     if fn is not None:
@@ -281,7 +293,8 @@ def refresh_tools(tools: Sequence[AgentTool]) -> list[AgentTool]:
     """``tools`` with each function tool replaced by the newest definition of its name."""
     refreshed: list[AgentTool] = []
     for item in tools:
-        newest = _latest.get(item.name) if is_function_tool(item) else None
+        replaceable = isinstance(item.execute, FunctionExecute) and item.execute.registered
+        newest = _latest.get(item.name) if replaceable else None
         refreshed.append(newest if newest is not None else item)
     return refreshed
 

@@ -3,7 +3,9 @@
 :class:`Workspace` binds a namespace (the kernel's ``user_ns``, or any dict in tests) to its
 :class:`~.namespace.Guard` (what is visible, what is protected) and its
 :class:`~.journal.UndoJournal`. :func:`notebook_tools` returns ``list_variables``,
-``inspect_variable``, ``run_python`` and ``set_variable``. Every write goes through
+``inspect_variable``, ``run_python`` and ``set_variable``, written with ``@tool`` (their schemas
+come from the signatures; the reading tools, being sync, run on a worker thread like any sync
+tool). Every write goes through
 :meth:`Workspace.run`: protected names are refused before the code runs (and put back if the
 code rebinds one dynamically), the names the code mentions are snapshotted so in-place changes
 are seen and can be undone, and the result carries a ``namespace_diff``.
@@ -20,10 +22,10 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent._hooks import call_hook
-from ..agent.types import AgentTool, AgentToolResult, ToolFailure, ToolUpdate
+from ..agent.types import AgentTool, AgentToolResult, ToolFailure
 from ..ai import AbortSignal, TextContent
 from .execution import DEFAULT_OUTPUT_CHARS, RunOutcome, run_code
+from .function_tool import tool
 from .journal import ABSENT, DEFAULT_LIMIT_BYTES, Snapshot, UndoJournal, UndoReport, deep_size
 from .namespace import (
     Guard,
@@ -282,25 +284,6 @@ def unprotect(*names: str, namespace: dict[str, Any] | None = None) -> None:
 # -- the tools -------------------------------------------------------------------------------
 
 
-class _Execute:
-    """A built-in tool's ``execute``: the workspace resolved, then the tool's function."""
-
-    def __init__(
-        self,
-        fn: Callable[[Workspace, dict[str, Any], AbortSignal | None], Any],
-        resolve: Callable[[], Workspace],
-    ) -> None:
-        self.fn = fn
-        self.resolve = resolve
-
-    async def __call__(
-        self, tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: ToolUpdate
-    ) -> AgentToolResult:
-        result = await call_hook(self.fn, self.resolve(), dict(params or {}), signal)
-        assert isinstance(result, AgentToolResult)
-        return result
-
-
 def _text(text: str, details: Any = None) -> AgentToolResult:
     return AgentToolResult(content=[TextContent(text=text)], details=details)
 
@@ -312,42 +295,29 @@ class _Limits:
     grace: float
 
 
-def _list_variables(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
-    def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
-        variables = ws.variables()
-        rows = []
-        for name, value in sorted(variables.items()):
-            facts = short_facts(value)
-            rows.append({"name": name, **facts})
-        lines = [
-            " ".join(
-                str(part)
-                for part in (
-                    f"{row['name']}:",
-                    row["type"],
-                    row.get("shape"),
-                    f"[{row['size']}]" if "size" in row else None,
-                )
-                if part
+def _list_variables(ws: Workspace, limits: _Limits) -> AgentToolResult:
+    rows = [{"name": name, **short_facts(value)} for name, value in sorted(ws.variables().items())]
+    lines = [
+        " ".join(
+            str(part)
+            for part in (
+                f"{row['name']}:",
+                row["type"],
+                row.get("shape"),
+                f"[{row['size']}]" if "size" in row else None,
             )
-            for row in rows
-        ]
-        text = "\n".join(lines) if lines else "(no user variables)"
-        return _text(bounded(text, limits.max_chars), {"variables": rows})
+            if part
+        )
+        for row in rows
+    ]
+    text = "\n".join(lines) if lines else "(no user variables)"
+    return _text(bounded(text, limits.max_chars), {"variables": rows})
 
-    return run
 
-
-def _inspect_variable(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
-    def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
-        name = str(params["name"])
-        value = ws.lookup(name)
-        limit = limits.max_chars
-        if params.get("max_chars") is not None:
-            limit = max(200, min(int(params["max_chars"]), limits.max_chars))
-        return _text(f"{name}: {summarize(value, limit)}"[: limit + len(name) + 2])
-
-    return run
+def _inspect_variable(ws: Workspace, limits: _Limits, name: str, max_chars: int) -> AgentToolResult:
+    value = ws.lookup(name)
+    limit = max(200, min(int(max_chars), limits.max_chars))
+    return _text(f"{name}: {summarize(value, limit)}"[: limit + len(name) + 2])
 
 
 def _write_result(result: WriteResult, limits: _Limits, extra: list[str]) -> AgentToolResult:
@@ -396,40 +366,55 @@ def _value_text(value: Any, max_chars: int) -> str:
     return summarize(value, max_chars)
 
 
-def _run_python(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
-    async def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
-        result = await ws.run(
-            str(params["code"]), signal, output_chars=limits.output_chars, grace=limits.grace
-        )
-        extra: list[str] = []
-        if result.outcome.has_value and result.outcome.value is not None:
-            extra.append(f"value: {_value_text(result.outcome.value, limits.max_chars)}")
-        return _write_result(result, limits, extra)
-
-    return run
+async def _run_python(
+    ws: Workspace, limits: _Limits, code: str, signal: AbortSignal | None
+) -> AgentToolResult:
+    result = await ws.run(code, signal, output_chars=limits.output_chars, grace=limits.grace)
+    extra: list[str] = []
+    if result.outcome.has_value and result.outcome.value is not None:
+        extra.append(f"value: {_value_text(result.outcome.value, limits.max_chars)}")
+    return _write_result(result, limits, extra)
 
 
-def _set_variable(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
-    async def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
-        name = str(params["name"])
-        expression = str(params["expression"])
-        try:
-            check_identifier(name)
-            ast.parse(expression.strip(), "<expression>", "eval")
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
-        except SyntaxError as exc:
-            raise ToolError(f"not a Python expression: {exc.msg}") from None
-        code = f"{name} = (\n{expression.strip()}\n)"
-        result = await ws.run(code, signal, output_chars=limits.output_chars, grace=limits.grace)
-        extra: list[str] = []
-        if name in ws.namespace and result.outcome.error is None and not result.outcome.aborted:
-            value = ws.namespace[name]
-            facts = ", ".join(str(v) for v in short_facts(value).values())
-            extra.append(f"{name} = {short_repr(value, 200)} ({facts})")
-        return _write_result(result, limits, extra)
+async def _set_variable(
+    ws: Workspace, limits: _Limits, name: str, expression: str, signal: AbortSignal | None
+) -> AgentToolResult:
+    try:
+        check_identifier(name)
+        ast.parse(expression.strip(), "<expression>", "eval")
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    except SyntaxError as exc:
+        raise ToolError(f"not a Python expression: {exc.msg}") from None
+    code = f"{name} = (\n{expression.strip()}\n)"
+    result = await ws.run(code, signal, output_chars=limits.output_chars, grace=limits.grace)
+    extra: list[str] = []
+    if name in ws.namespace and result.outcome.error is None and not result.outcome.aborted:
+        value = ws.namespace[name]
+        facts = ", ".join(str(v) for v in short_facts(value).values())
+        extra.append(f"{name} = {short_repr(value, 200)} ({facts})")
+    return _write_result(result, limits, extra)
 
-    return run
+
+LIST_VARIABLES = (
+    "List the notebook's variables: name, type, shape or length, approximate size. "
+    "Modules, private names and IPython's own names are left out."
+)
+INSPECT_VARIABLE = (
+    "A bounded summary of one notebook variable (or an attribute path like df.columns): "
+    "DataFrames give shape, dtypes, head, describe and null counts; arrays give shape, "
+    "dtype and statistics; containers give length and a sample; text is truncated."
+)
+RUN_PYTHON = (
+    "Run Python code in the notebook's namespace (as a cell would). Returns captured "
+    "stdout/stderr, the value of a final expression, and which variables were created, "
+    "changed or deleted. Exceptions come back as an error with a short traceback. "
+    "Top-level await is not supported."
+)
+SET_VARIABLE = (
+    "Set one notebook variable to the value of a Python expression evaluated in the "
+    "notebook's namespace."
+)
 
 
 def notebook_tools(
@@ -450,80 +435,54 @@ def notebook_tools(
     def resolve() -> Workspace:
         return workspace(namespace)
 
-    def make(
-        name: str,
-        description: str,
-        parameters: dict[str, Any],
-        fn: Callable[[Workspace, dict[str, Any], Any], Any],
-        *,
-        writes: bool = False,
-    ) -> AgentTool:
-        return AgentTool(
-            name=name,
-            label=name.replace("_", " "),
-            description=description,
-            parameters=parameters,
-            execute=_Execute(fn, resolve),
-            execution_mode="sequential" if writes else None,
-            writes_namespace=writes,
-        )
+    def list_variables() -> AgentToolResult:
+        return _list_variables(resolve(), limits)
 
-    string = {"type": "string"}
+    def inspect_variable(name: str, max_chars: int = max_chars) -> AgentToolResult:
+        return _inspect_variable(resolve(), limits, name, max_chars)
+
+    inspect_variable.__doc__ = f"""Summarise a variable.
+
+        Args:
+            name: variable name or attribute path
+            max_chars: summary size limit (at most {max_chars})
+        """
+
+    async def run_python(code: str, signal: AbortSignal | None = None) -> AgentToolResult:
+        """Run code.
+
+        Args:
+            code: Python source to run
+        """
+        return await _run_python(resolve(), limits, code, signal)
+
+    async def set_variable(
+        name: str, expression: str, signal: AbortSignal | None = None
+    ) -> AgentToolResult:
+        """Set a variable.
+
+        Args:
+            name: variable name
+            expression: Python expression
+        """
+        return await _set_variable(resolve(), limits, name, expression, signal)
+
+    def make(fn: Callable[..., Any], description: str, *, writes: bool = False) -> AgentTool:
+        return tool(
+            name=fn.__name__,
+            label=fn.__name__.replace("_", " "),
+            description=description,
+            writes_namespace=writes,
+            execution_mode="sequential" if writes else None,
+            max_chars=max_chars + 2 * output_chars,
+            register=False,
+        )(fn)
+
     return [
-        make(
-            "list_variables",
-            "List the notebook's variables: name, type, shape or length, approximate size. "
-            "Modules, private names and IPython's own names are left out.",
-            {"type": "object", "properties": {}},
-            _list_variables(limits),
-        ),
-        make(
-            "inspect_variable",
-            "A bounded summary of one notebook variable (or an attribute path like df.columns): "
-            "DataFrames give shape, dtypes, head, describe and null counts; arrays give shape, "
-            "dtype and statistics; containers give length and a sample; text is truncated.",
-            {
-                "type": "object",
-                "properties": {
-                    "name": {**string, "description": "variable name or attribute path"},
-                    "max_chars": {
-                        "type": "integer",
-                        "description": f"summary size limit (at most {max_chars})",
-                    },
-                },
-                "required": ["name"],
-            },
-            _inspect_variable(limits),
-        ),
-        make(
-            "run_python",
-            "Run Python code in the notebook's namespace (as a cell would). Returns captured "
-            "stdout/stderr, the value of a final expression, and which variables were created, "
-            "changed or deleted. Exceptions come back as an error with a short traceback. "
-            "Top-level await is not supported.",
-            {
-                "type": "object",
-                "properties": {"code": {**string, "description": "Python source to run"}},
-                "required": ["code"],
-            },
-            _run_python(limits),
-            writes=True,
-        ),
-        make(
-            "set_variable",
-            "Set one notebook variable to the value of a Python expression evaluated in the "
-            "notebook's namespace.",
-            {
-                "type": "object",
-                "properties": {
-                    "name": {**string, "description": "variable name"},
-                    "expression": {**string, "description": "Python expression"},
-                },
-                "required": ["name", "expression"],
-            },
-            _set_variable(limits),
-            writes=True,
-        ),
+        make(list_variables, LIST_VARIABLES),
+        make(inspect_variable, INSPECT_VARIABLE),
+        make(run_python, RUN_PYTHON, writes=True),
+        make(set_variable, SET_VARIABLE, writes=True),
     ]
 
 

@@ -257,3 +257,61 @@ async def test_in_place_changes_inside_containers_of_dataframes_are_seen(
     )
     assert result.details["namespace_diff"]["changed"] == ["frames"]
     assert undo(ns).restored == ["frames"] and ns["frames"]["a"]["v"].tolist() == [1, 2]
+
+
+def _without_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_titles(v) for k, v in schema.items() if k != "title"}
+    return schema
+
+
+def test_the_builtin_tools_are_function_tools_with_their_schemas() -> None:
+    """Written with ``@tool`` (issue 17), the schemas the model sees keep their content."""
+    from pi_notebook.tools import is_function_tool, refresh_tools
+
+    tools = notebook_tools({}, max_chars=1500)
+    assert all(is_function_tool(t) for t in tools)
+    assert [(t.name, t.label, t.writes_namespace, t.execution_mode) for t in tools] == [
+        ("list_variables", "list variables", False, None),
+        ("inspect_variable", "inspect variable", False, None),
+        ("run_python", "run python", True, "sequential"),
+        ("set_variable", "set variable", True, "sequential"),
+    ]
+    string = {"type": "string"}
+    assert [_without_titles(t.json_schema()) for t in tools] == [
+        {"type": "object", "properties": {}},
+        {
+            "type": "object",
+            "properties": {
+                "name": {**string, "description": "variable name or attribute path"},
+                "max_chars": {
+                    "type": "integer",
+                    "default": 1500,
+                    "description": "summary size limit (at most 1500)",
+                },
+            },
+            "required": ["name"],
+        },
+        {
+            "type": "object",
+            "properties": {"code": {**string, "description": "Python source to run"}},
+            "required": ["code"],
+        },
+        {
+            "type": "object",
+            "properties": {
+                "name": {**string, "description": "variable name"},
+                "expression": {**string, "description": "Python expression"},
+            },
+            "required": ["name", "expression"],
+        },
+    ]
+    assert tools[2].description.startswith("Run Python code in the notebook's namespace")
+
+    @tool
+    def run_python(code: str) -> str:
+        """A user's own tool of the same name."""
+        return code
+
+    # Re-running a defining cell replaces the user's tools, never the built-in ones.
+    assert refresh_tools(tools) == tools
