@@ -36,9 +36,6 @@ class BoundedBuffer:
     def write(self, text: str) -> int:
         """Take ``text`` (kept or only counted); returns its length, as a stream does."""
         written = len(text)
-        self.total += written
-        if written and self.progress is not None:
-            self.progress.written()
         room = self.limit // 2 - self.head_len
         if room > 0:
             self.head.append(text[:room])
@@ -46,14 +43,20 @@ class BoundedBuffer:
             text = text[room:]
         if text:
             self.tail = (self.tail + text)[-(self.limit - self.limit // 2) :]
+        self.total += written  # after the text is kept: a reader on another thread reads
+        if written and self.progress is not None:  # ``total`` first and never sees it ahead
+            self.progress.written()
         return written
 
     def getvalue(self) -> str:
+        """What was kept (also safe to call from another thread while this one writes)."""
+        total = self.total
         head = "".join(self.head)
-        kept = len(head) + len(self.tail)
-        if kept >= self.total:
-            return head + self.tail
-        return f"{head}\n... [{self.total - kept} characters omitted]\n{self.tail}"
+        tail = self.tail
+        kept = len(head) + len(tail)
+        if kept >= total:
+            return head + tail
+        return f"{head}\n... [{total - kept} characters omitted]\n{tail}"
 
 
 class _ThreadRouter:

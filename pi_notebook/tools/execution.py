@@ -15,18 +15,22 @@ output of code it did not start.
 from __future__ import annotations
 
 import ast
+import asyncio
 import linecache
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..ai import AbortSignal
 from . import kernel_guard
-from .capture import BoundedBuffer, capture
+from .capture import BoundedBuffer, OutputProgress, capture
 from .worker import RunAborted, run_on_thread
 
 DEFAULT_OUTPUT_CHARS = 4000
+PROGRESS_INTERVAL = 0.1
+"""Seconds between two reports of a run's output while it runs (at most ~10 a second)."""
 
 
 @dataclass
@@ -85,15 +89,25 @@ async def run_code(
     tree: ast.Module | None = None,
     output_chars: int = DEFAULT_OUTPUT_CHARS,
     grace: float = 1.0,
+    on_output: Callable[[str, str], None] | None = None,
 ) -> RunOutcome:
     """Run ``code`` with ``namespace`` as globals on a worker thread; see the module doc.
 
     ``tree``: ``code`` already parsed, handed to :func:`compile_code` (which consumes it).
+    ``on_output(stdout, stderr)`` gets the (bounded) output so far while the code runs, on the
+    loop's thread, at most every :data:`PROGRESS_INTERVAL` seconds and only after output grew.
     """
     filename = f"<run_python-{next(_counter)}>"
     body, last = compile_code(code, filename, tree)
-    stdout = BoundedBuffer(output_chars)
-    stderr = BoundedBuffer(output_chars)
+    progress: OutputProgress | None = None
+    if on_output is not None:
+
+        def report() -> None:
+            on_output(stdout.getvalue(), stderr.getvalue())
+
+        progress = OutputProgress(asyncio.get_running_loop(), report, PROGRESS_INTERVAL)
+    stdout = BoundedBuffer(output_chars, progress)
+    stderr = BoundedBuffer(output_chars, progress)
 
     def call() -> tuple[Any, bool]:
         exec(body, namespace)
@@ -117,15 +131,19 @@ async def run_code(
     # Normally the thread is done in time and the capture is released on the loop's thread; a
     # thread stuck in a C call releases it itself when it ends (the stand-ins are never freed,
     # so a swap from that thread cannot pull a stream from under a concurrent print()).
-    outcome = await run_on_thread(
-        call,
-        signal,
-        grace=grace,
-        name="pi-run-python",
-        enter=enter,
-        leave=leave,
-        release=capture.release,
-    )
+    try:
+        outcome = await run_on_thread(
+            call,
+            signal,
+            grace=grace,
+            name="pi-run-python",
+            enter=enter,
+            leave=leave,
+            release=capture.release,
+        )
+    finally:
+        if progress is not None:
+            progress.close()  # the result follows: no progress after it
     out, err, seconds = stdout.getvalue(), stderr.getvalue(), outcome.seconds
     if refused:  # also when the code caught the refusal and went on
         return RunOutcome(out, err, error=refused[0], seconds=seconds)

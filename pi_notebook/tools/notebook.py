@@ -156,8 +156,11 @@ class Workspace:
         *,
         output_chars: int = DEFAULT_OUTPUT_CHARS,
         grace: float = 1.0,
+        on_output: Callable[[str, str], None] | None = None,
     ) -> WriteResult:
-        """Run ``code`` in the namespace, guarded, diffed and journaled (see the module doc)."""
+        """Run ``code`` in the namespace, guarded, diffed and journaled (see the module doc).
+
+        ``on_output(stdout, stderr)``: the output so far, while the code runs (batched)."""
         try:
             tree = ast.parse(code, "<run_python>", "exec")
         except SyntaxError as exc:
@@ -170,7 +173,13 @@ class Workspace:
         snapshots = self._snapshots(loaded_names(tree) | bound_names(tree), before)
         try:  # compile() may still refuse what parsed ("return" outside a function, ...)
             outcome = await run_code(
-                code, ns, signal, tree=tree, output_chars=output_chars, grace=grace
+                code,
+                ns,
+                signal,
+                tree=tree,
+                output_chars=output_chars,
+                grace=grace,
+                on_output=on_output,
             )
         except SyntaxError as exc:
             raise ToolError(f"SyntaxError: {exc.msg} (line {exc.lineno})") from None
@@ -322,11 +331,8 @@ def _inspect_variable(ws: Workspace, limits: _Limits, name: str, max_chars: int)
 
 def _write_result(result: WriteResult, limits: _Limits, extra: list[str]) -> AgentToolResult:
     outcome = result.outcome
-    parts: list[str] = []
-    if outcome.stdout:
-        parts.append(f"stdout:\n{outcome.stdout.rstrip()}")
-    if outcome.stderr:
-        parts.append(f"stderr:\n{outcome.stderr.rstrip()}")
+    output = output_text(outcome.stdout, outcome.stderr)
+    parts: list[str] = [output] if output else []
     parts.extend(extra)
     details = {
         "namespace_diff": result.diff.as_dict(),
@@ -366,10 +372,30 @@ def _value_text(value: Any, max_chars: int) -> str:
     return summarize(value, max_chars)
 
 
+def output_text(stdout: str, stderr: str) -> str:
+    """Captured output as the tool's result shows it (also its progress while it runs)."""
+    parts: list[str] = []
+    if stdout:
+        parts.append(f"stdout:\n{stdout.rstrip()}")
+    if stderr:
+        parts.append(f"stderr:\n{stderr.rstrip()}")
+    return "\n".join(parts)
+
+
 async def _run_python(
-    ws: Workspace, limits: _Limits, code: str, signal: AbortSignal | None
+    ws: Workspace,
+    limits: _Limits,
+    code: str,
+    signal: AbortSignal | None,
+    on_update: Callable[[Any], None] | None,
 ) -> AgentToolResult:
-    result = await ws.run(code, signal, output_chars=limits.output_chars, grace=limits.grace)
+    def on_output(stdout: str, stderr: str) -> None:
+        if on_update is not None:
+            on_update(output_text(stdout, stderr))
+
+    result = await ws.run(
+        code, signal, output_chars=limits.output_chars, grace=limits.grace, on_output=on_output
+    )
     extra: list[str] = []
     if result.outcome.has_value and result.outcome.value is not None:
         extra.append(f"value: {_value_text(result.outcome.value, limits.max_chars)}")
@@ -448,13 +474,17 @@ def notebook_tools(
             max_chars: summary size limit (at most {max_chars})
         """
 
-    async def run_python(code: str, signal: AbortSignal | None = None) -> AgentToolResult:
-        """Run code.
+    async def run_python(
+        code: str,
+        signal: AbortSignal | None = None,
+        on_update: Callable[[Any], None] | None = None,
+    ) -> AgentToolResult:
+        """Run code (its output so far streams to the tool card as progress).
 
         Args:
             code: Python source to run
         """
-        return await _run_python(resolve(), limits, code, signal)
+        return await _run_python(resolve(), limits, code, signal, on_update)
 
     async def set_variable(
         name: str, expression: str, signal: AbortSignal | None = None

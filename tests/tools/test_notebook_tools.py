@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from pi_notebook.agent import Agent
-from pi_notebook.ai import FauxProvider
+from pi_notebook.ai import FauxProvider, faux_assistant_message, faux_tool_call
 from pi_notebook.tools import Workspace, notebook_tools, protect, tool, undo, workspace
 
 from .conftest import run_agent, text_of
@@ -315,3 +315,50 @@ def test_the_builtin_tools_are_function_tools_with_their_schemas() -> None:
 
     # Re-running a defining cell replaces the user's tools, never the built-in ones.
     assert refresh_tools(tools) == tools
+
+
+async def test_run_python_streams_its_output_as_batched_progress(faux: FauxProvider) -> None:
+    """While the code runs, the output so far reaches the tool card; never one update per write."""
+    import asyncio
+    import threading
+
+    first_seen, many_seen = threading.Event(), threading.Event()
+    ns = fresh_namespace(first_seen=first_seen, many_seen=many_seen)
+    code = (
+        "print('first')\n"
+        "assert first_seen.wait(10)\n"
+        "for i in range(20_000):\n"
+        "    print(i)\n"
+        "assert many_seen.wait(10)\n"
+        "print('end')"
+    )
+    updates: list[str] = []
+
+    def on_event(event: Any) -> None:
+        if event.type != "tool_execution_update":
+            return
+        text = event.partial_result.content[0].text
+        updates.append(text)
+        if text == "stdout:\nfirst":
+            first_seen.set()
+        if text.endswith("\n19999"):
+            many_seen.set()
+
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("run_python", {"code": code}, id="c1")], stop_reason="toolUse"
+            ),
+            faux_assistant_message("done"),
+        ]
+    )
+    agent = Agent(model=faux.get_model(), tools=notebook_tools(ns, output_chars=400))
+    agent.subscribe(on_event)
+    await asyncio.wait_for(agent.prompt("go"), 30)
+    assert updates[0] == "stdout:\nfirst"
+    assert first_seen.is_set() and many_seen.is_set()  # both seen while the code still ran
+    assert len(updates) <= 100  # batched: 20,002 writes, a handful of updates
+    assert all(len(text) < 600 for text in updates)  # bounded like the result
+    result = next(m for m in agent.state.messages if m.role == "toolResult")
+    assert text_of(result).startswith("stdout:\nfirst\n0\n") and "\nend\n" in text_of(result)
+    print(f"{len(updates)} progress updates for 20,002 writes")
