@@ -179,7 +179,7 @@ async def test_undo_restores_the_namespace_before_the_last_run(faux: FauxProvide
     assert ns["df"]["a"].tolist() == [1, 2] and ns["items"] == [1] and ns["gone"] == "bye"
     assert ns["kept"] == 7 and "new" not in ns
     assert ns["df"] is not df_before and items_before == [1, 2, 3]  # restored from copies
-    assert undo(ns).text() == "nothing to undo: the last run changed no variables"
+    assert undo(ns).text() == "nothing left to undo: the last run's changes were already undone"
 
 
 async def test_only_the_last_run_is_undone(faux: FauxProvider) -> None:
