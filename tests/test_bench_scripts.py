@@ -49,3 +49,11 @@ def test_loop_floor_prints_the_floor_and_ours() -> None:
 def test_bench_loop_python_side_runs_without_pi() -> None:
     out = run_bench("bench_loop.py", "--no-pi", "--turns", "3", "--chars", "40", "--repeat", "1")
     assert "pi_notebook (python)" in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_undo_prints_the_floor_and_ours_for_both_codes() -> None:
+    out = run_bench("bench_undo.py", "--arrays", "2", "--mb", "1")
+    for row in ("reads    floor", "reads    ours", "methods  floor", "methods  ours"):
+        assert row in out
+    assert "ours / floor" in out
