@@ -2,7 +2,8 @@
 
 Each conversation (the default one, every ``--agent NAME`` Agent) has its own
 :class:`UndoJournal`. :meth:`UndoJournal.begin_run` starts a run, but the record of the run
-before is only replaced by the first write of the new one, so a chat-only run leaves it intact.
+before is only replaced by the first write of the new one, so a chat-only run leaves it intact
+(or by a copy the new run needs and that does not fit next to the old record's).
 Before a tool writes, the journal is handed what is known: for a name that is rebound, created
 or deleted, the old object itself is the exact previous value (:meth:`keep`); for a name the code
 may change *in place*, a deep copy taken before the code ran (:class:`Snapshot`; every copy, taken
@@ -262,15 +263,14 @@ class UndoJournal:
     def room(self) -> int:
         return self.limit_bytes - self._used - self._reserved
 
-    def has(self, name: str) -> bool:
-        return not self._fresh and name in self._entries
-
     # -- before a call ---------------------------------------------------------------------------
 
     def snapshot(self, name: str, value: Any, size: int | None) -> Snapshot:
         """Deep-copy ``value`` (of deep ``size``) if it fits the budget left; reserves it."""
         if size is None:
             return Snapshot(name, value, reason="too many objects to copy")
+        if self._fresh and size > self.room and size <= self.limit_bytes - self._reserved:
+            self._writing()  # the previous run's copies would crowd out this run's: drop them
         room = self.room
         if size > room:
             return Snapshot(

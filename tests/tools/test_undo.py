@@ -196,3 +196,18 @@ async def test_every_copy_counts_against_the_one_budget(faux: FauxProvider) -> N
     report = ws.undo()
     assert report.restored == ["a", "b"] and ns["a"].data[0] == 0
     assert report.not_restored["c"].startswith("it may have been changed in place")
+
+
+async def test_a_new_runs_copy_may_take_the_room_of_the_previous_record(
+    faux: FauxProvider,
+) -> None:
+    ns: dict[str, Any] = {"a": Counted(60_000), "b": Counted(60_000)}
+    ws = workspace(ns)
+    ws.journal.limit_bytes = 100_000
+    ws.begin_run()
+    await run_agent(faux, notebook_tools(ns), [("run_python", {"code": "a.touch()"})])
+    ws.begin_run()  # the next run changes b in place: its copy replaces the old record's
+    (result,) = await run_agent(faux, notebook_tools(ns), [("run_python", {"code": "b.touch()"})])
+    assert result.details["namespace_diff"]["changed"] == ["b"]
+    report = ws.undo()
+    assert report.restored == ["b"] and ns["b"].data[0] == 0 and ns["a"].data[0] == 1
