@@ -99,8 +99,11 @@ class FunctionExecute:
             )
         if outcome.aborted:
             raise RuntimeError(f"aborted after {outcome.seconds:.2f} s")
-        if outcome.error is not None:
-            raise outcome.error
+        error = outcome.error
+        if error is not None:
+            if not isinstance(error, Exception):  # SystemExit and the like end only the call
+                raise RuntimeError(f"{type(error).__name__}: {error}") from error
+            raise error
         return outcome.value
 
     def _progress(self, on_update: ToolUpdate) -> Callable[[Any], None]:

@@ -298,3 +298,13 @@ async def test_abort_stops_a_blocking_sync_tool(faux: FauxProvider, body: str) -
     for thread in [t for t in threading.enumerate() if t.name == "pi-tool-block"]:
         await asyncio.to_thread(thread.join, 10)
         assert not thread.is_alive()  # stopped, not left running
+
+
+async def test_a_sync_tool_calling_sys_exit_fails_only_its_call(faux: FauxProvider) -> None:
+    @tool
+    def leave() -> str:
+        """Leaves."""
+        raise SystemExit(3)
+
+    (result,) = await run_agent(faux, [leave], [("leave", {})])
+    assert result.is_error and text_of(result) == "SystemExit: 3"
