@@ -54,7 +54,7 @@ class Activity:
             if self.cells[i] is info:
                 del self.cells[i]
                 return
-        if self.cells:  # an event without its info: the innermost cell ended
+        if info is None and self.cells:  # an event without its info: the innermost cell ended
             self.cells.pop()
 
     @property
