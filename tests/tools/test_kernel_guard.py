@@ -66,10 +66,13 @@ def test_user_cells_and_harmless_calls_are_not_refused(kernel: Kernel) -> None:
         "[calls(('run_python', {'code': 'import os\\nos.kill(os.getpid(), 0)\\nprobe = 1'})),"
         " calls(('run_python', {'code': 'import os, signal\\n'"
         "'os.kill(os.getpid(), signal.SIGUSR1)'})),"
+        " calls(('run_python', {'code': 'import subprocess\\n'"
+        "'subprocess.run([\"true\"], check=True)'})),"
         " reply('ok')]",
     )
     kernel.ok("%%agent --tools notebook\nProbe")
-    probe, signalled = results(kernel)
+    probe, signalled, started = results(kernel)
     assert not probe["error"]  # signal 0 only asks whether the process exists
+    assert not started["error"], started["text"]  # programs may still be started
     assert signalled["error"] and signalled["text"].startswith("refused: the agent may not end")
     assert json.loads(kernel.ok("print(json.dumps(got))").stdout) == [int(signal.SIGUSR1)]
