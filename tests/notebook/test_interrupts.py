@@ -77,7 +77,7 @@ def test_interrupt_during_a_tool_on_a_thread_aborts_the_run(kernel: Kernel) -> N
     assert sent
     assert result.error is not None and result.error["ename"] == "CancelledError"
     events = kernel.ok(
-        "evs = [e.type for e in pn.session().last_events]\n"
+        "evs = [e['type'] for e in pn.session().last_events]\n"
         "print(evs[-1], evs.count('turn_start') == evs.count('turn_end'),"
         " evs.count('tool_execution_start') == evs.count('tool_execution_end'))"
     ).stdout
@@ -134,7 +134,7 @@ def test_interrupt_stops_a_blocking_sync_tool(kernel: Kernel, name: str) -> None
     print(f"interrupt -> reply ({name}): {(time.perf_counter() - sent_at[0]) * 1000:.0f} ms")
     assert result.error is not None and result.error["ename"] == "CancelledError"
     events = kernel.ok(
-        "evs = [e.type for e in pn.session().last_events]\n"
+        "evs = [e['type'] for e in pn.session().last_events]\n"
         "print(evs[-1], evs.count('tool_execution_start') == evs.count('tool_execution_end'))"
     ).stdout
     assert events == "agent_end True\n"
