@@ -77,7 +77,11 @@ def _payload(chunks: int, obfuscation: bool = False) -> bytes:
 
 
 async def _serve(chunks: int, obfuscation: bool) -> None:
-    body = _payload(chunks, obfuscation)
+    await serve_body(_payload(chunks, obfuscation))
+
+
+async def serve_body(body: bytes) -> None:
+    """Answer every request on a free port (printed first) with ``body`` as a chunked SSE reply."""
     frame = 16384
     framed = (
         b"".join(
