@@ -7,6 +7,8 @@
   :func:`protect`: names the agent may not write.
 - Approvals: :class:`ApprovalRequest`, :data:`Approver`, :func:`set_approver`,
   :func:`approval_hook` (``%%agent --approve writes|all``).
+- MCP servers: :func:`mcp_tools` (a server's tools as ``AgentTool`` s, needs the ``mcp`` extra),
+  :func:`close_mcp_servers` (``%agent reset --mcp``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .approval import (
 )
 from .function_tool import is_function_tool, refresh_tools, tool
 from .journal import UndoReport
+from .mcp import McpServerError, close_mcp_servers, mcp_tools, mcp_tools_async
 from .notebook import (
     NOTEBOOK_TOOL_NAMES,
     ToolError,
@@ -69,14 +72,18 @@ __all__ = [
     "ApprovalMode",
     "ApprovalRequest",
     "Approver",
+    "McpServerError",
     "ToolError",
     "UndoReport",
     "Workspace",
     "approval_hook",
     "begin_run",
     "builtin_tools",
+    "close_mcp_servers",
     "current_approver",
     "is_function_tool",
+    "mcp_tools",
+    "mcp_tools_async",
     "notebook_tools",
     "preferring_programmatic",
     "protect",
