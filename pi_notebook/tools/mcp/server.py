@@ -17,6 +17,7 @@ closed, and never show an ``env`` / ``headers`` value.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -134,6 +135,7 @@ class McpServer:
         import anyio
         from mcp import Client
 
+        quiet_sdk_logs()
         stderr = self.stderr
         limit = self.start_timeout
         start = anyio.CancelScope(
@@ -402,9 +404,29 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    first = text.splitlines()[0]
+    """One line about ``exc``; for a pydantic error, where and what (and the input if short)."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError) and exc.errors():
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        text = f"{where}: {error.get('msg', '')}" if where else str(error.get("msg", ""))
+        given = error.get("input")
+        if isinstance(given, str):
+            text += f" (got {given[:80]!r})"
+    else:
+        text = str(exc).strip() or type(exc).__name__
+    first = text.splitlines()[0] if text else type(exc).__name__
     return first if len(first) <= 300 else first[:297] + "..."
+
+
+def quiet_sdk_logs() -> None:
+    """Give the SDK's ``mcp`` logger a handler, so that without a logging setup its warnings
+    (say, about a server's stray stdout line, which we report ourselves) are not printed on
+    stderr by Python's last-resort handler, i.e. over the notebook. Records still propagate."""
+    logger = logging.getLogger("mcp")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
 
 
 __all__ = ["DEFAULT_TIMEOUT", "McpServer", "McpServerError"]
