@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import EmbeddedResource, TextResourceContents, ToolAnnotations
 
 PNG_1x1 = base64.b64decode(
