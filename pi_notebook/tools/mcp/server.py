@@ -80,9 +80,9 @@ class McpServer:
         self.name = name
         self.timeout = timeout
         self.start_timeout = start_timeout
-        self._redact = redactor(secret_values(target))
+        self.redact = redactor(secret_values(target))
         self.stderr: StderrTail | None = (
-            StderrTail(self._redact) if isinstance(target, StdioTarget) else None
+            StderrTail(self.redact) if isinstance(target, StdioTarget) else None
         )
         self.state = "not connected"
         self.last_error: str | None = None
@@ -192,7 +192,7 @@ class McpServer:
             conn.stop.set()
 
     def _on_noise(self, exc: Exception) -> None:
-        self._noise = self._redact(_first_line(exc))
+        self._noise = self.redact(_first_line(exc))
 
     async def _finished(self, conn: _Connection) -> None:
         conn.stop.set()
@@ -255,16 +255,16 @@ class McpServer:
                     f"{self.timeout:g} s; the request was cancelled and the server is "
                     f"restarted on the next call{noise}"
                 ) from None
-            raise McpServerError(f"MCP server {self.name!r}: {self._redact(exc.message)}") from None
+            raise McpServerError(f"MCP server {self.name!r}: {self.redact(exc.message)}") from None
         except ValidationError as exc:
             raise McpServerError(
                 f"MCP server {self.name!r} answered {tool!r} with a reply that is not valid MCP: "
-                f"{self._redact(_first_line(exc))}"
+                f"{self.redact(_first_line(exc))}"
             ) from None
         except (McpServerError, asyncio.CancelledError):
             raise
         except Exception as exc:
-            reason = self._redact(_first_line(_leaf(exc)))
+            reason = self.redact(_first_line(_leaf(exc)))
             raise McpServerError(f"MCP server {self.name!r}: {tool!r} failed: {reason}") from None
 
     def _restart_later(self, conn: _Connection | None) -> None:
@@ -295,7 +295,7 @@ class McpServer:
         ):
             reason = f"could not run {self.target.argv[0]!r}: {leaf.strerror or leaf}"
         else:
-            reason = f"failed to start: {self._redact(_first_line(leaf))}"
+            reason = f"failed to start: {self.redact(_first_line(leaf))}"
         return f"MCP server {self.name!r} ({self.target.describe()}) {reason}" + (
             await self._stderr_note()
         )

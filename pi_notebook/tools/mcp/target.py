@@ -41,8 +41,11 @@ class StdioTarget:
 class HttpTarget:
     """A server at a streamable-HTTP endpoint."""
 
-    url: str
+    url: str = field(repr=False)
     headers: Mapping[str, str] | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return f"HttpTarget({self.describe()!r})"
 
     @property
     def transport(self) -> str:
@@ -120,7 +123,9 @@ def agent_tool_name(prefix: str | None, tool: str) -> str:
 def secret_values(target: Target) -> tuple[str, ...]:
     """The ``env`` / ``headers`` values long enough to be keys (redacted from what we show)."""
     values = target.env if isinstance(target, StdioTarget) else target.headers
-    found = {value for value in (values or {}).values() if len(value) >= 8}
+    found: set[str] = set()
+    for value in (values or {}).values():  # "Bearer sk-..." and the token alone
+        found.update(part for part in (value, *value.split()) if len(part) >= 8)
     if isinstance(target, HttpTarget):
         password = urlsplit(target.url).password
         if password:
