@@ -20,6 +20,7 @@ import pytest
 from pi_notebook.agent import AgentTool
 from pi_notebook.tools import close_mcp_servers, mcp_tools
 
+from ..notebook.conftest import kernel  # noqa: F401  (the real-kernel fixture)
 from ..tools.conftest import faux, run_agent, text_of  # noqa: F401  (shared fixtures, helpers)
 
 LAB = Path(__file__).with_name("lab_server.py")

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 EXIT_TIMEOUT_SECONDS = 10.0
 """At exit, how long closing every server may take in all."""
+STOPS_TOLERATED = 10
+"""At exit, how many pending ``loop.stop()`` calls (ipykernel queues some) to run through."""
 
 _servers: weakref.WeakSet[McpServer] = weakref.WeakSet()
 _atexit_installed = False
@@ -56,10 +58,15 @@ def close_at_exit() -> None:
         if loop is not None and not loop.is_closed() and not loop.is_running():
             by_loop.setdefault(loop, []).append(server)
     for loop, group in by_loop.items():
-        try:
-            loop.run_until_complete(asyncio.wait_for(_close(group), EXIT_TIMEOUT_SECONDS))
-        except Exception:  # the process is ending: what could not close is left to the OS
-            pass
+        closing = loop.create_task(asyncio.wait_for(_close(group), EXIT_TIMEOUT_SECONDS))
+        for _ in range(STOPS_TOLERATED):
+            try:
+                loop.run_until_complete(closing)
+            except RuntimeError:  # a stop() the kernel queued while shutting down: go on
+                continue
+            except Exception:  # the process is ending: what could not close is left to the OS
+                pass
+            break
 
 
 async def _close(group: list[McpServer]) -> None:
