@@ -49,3 +49,10 @@ def test_loop_floor_prints_the_floor_and_ours() -> None:
 def test_bench_loop_python_side_runs_without_pi() -> None:
     out = run_bench("bench_loop.py", "--no-pi", "--turns", "3", "--chars", "40", "--repeat", "1")
     assert "pi_notebook (python)" in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_mcp_times_every_peer() -> None:
+    out = run_bench("bench_mcp.py", "--calls", "5", "--repeat", "1")
+    for row in ("sdk ", "ours ", "ours+tool ", "ours / sdk", "ours+tool / sdk"):
+        assert row in out
