@@ -74,6 +74,12 @@ def test_header_values_and_url_passwords_never_show() -> None:
     assert server.redact("key sk-1234567890 rejected") == "key [redacted] rejected"
 
 
+def test_secret_looking_options_are_hidden_from_the_command_line_shown() -> None:
+    target = parse_target("srv --api-key sk-abc --token=t0k3n --port 80 --verbose")
+    shown = "srv --api-key '[redacted]' '--token=[redacted]' --port 80 --verbose"
+    assert target.describe() == shown
+
+
 @pytest.mark.parametrize(
     ("annotations", "expected"),
     [

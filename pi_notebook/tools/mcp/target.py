@@ -19,6 +19,7 @@ LAUNCHERS = ("uvx", "npx", "pipx", "bunx", "pnpx", "uv")
 TOOL_NAME_LIMIT = 64
 """Provider limit on tool names (OpenAI, Anthropic)."""
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_SECRET_OPTION = re.compile(r"(?i)key|token|secret|password|passwd|auth")
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,19 @@ class StdioTarget:
         return "stdio"
 
     def describe(self) -> str:
-        return shlex.join(self.argv)
+        """The command line, with the values of options named like secrets hidden."""
+        shown: list[str] = []
+        hide_next = False
+        for part in self.argv:
+            flag, equals, _ = part.partition("=")
+            if hide_next:
+                shown.append("[redacted]")
+            elif equals and flag.startswith("-") and _SECRET_OPTION.search(flag):
+                shown.append(f"{flag}=[redacted]")
+            else:
+                shown.append(part)
+            hide_next = part.startswith("-") and not equals and bool(_SECRET_OPTION.search(part))
+        return shlex.join(shown)
 
 
 @dataclass(frozen=True)
