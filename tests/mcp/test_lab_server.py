@@ -8,6 +8,7 @@ from typing import Any
 
 from pi_notebook.agent import Agent, AgentTool
 from pi_notebook.ai import FauxProvider, ImageContent, faux_assistant_message
+from pi_notebook.tools import mcp_tools
 from pi_notebook.tools.mcp import McpServer
 
 from ..tools.conftest import tool_turn
@@ -135,3 +136,13 @@ def _servers_of(tools: list[AgentTool]) -> list[McpServer]:
         if server not in found:
             found.append(server)
     return found
+
+
+async def test_http_headers_reach_the_server_and_never_show(
+    faux: FauxProvider, http_lab_url: str
+) -> None:
+    tools = mcp_tools(http_lab_url, name="web", headers={"X-Team-Token": "team-secret-123"})
+    [result] = await run_agent(faux, tools, [("web__header", {"name": "x-team-token"})])
+    assert text_of(result) == "team-secret-123"  # what the server saw
+    [server] = _servers_of(tools)
+    assert "team-secret-123" not in repr(server) + "\n".join(server.status_lines())
