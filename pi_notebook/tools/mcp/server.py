@@ -47,6 +47,7 @@ HTTP_TIMEOUT, HTTP_READ_TIMEOUT = 30.0, 300.0
 STDERR_IN_ERRORS = 3
 """How many of the last stderr lines an error text quotes."""
 
+
 class McpServerError(RuntimeError):
     """An MCP server failed to start, answer, or stay connected; the text names the server."""
 
@@ -155,8 +156,9 @@ class McpServer:
                         if stderr is not None:
                             stderr.spawned()
                     start.deadline = math.inf
-                    self.state = "connected"
-                    self.last_error = None
+                    if self._conn is conn:
+                        self.state = "connected"
+                        self.last_error = None
                     conn.ready.set_result(client)
                     await conn.stop.wait()
             if start.cancelled_caught and not conn.ready.done():
@@ -284,12 +286,13 @@ class McpServer:
         self.last_error = message
         return message
 
-    async def _start_failure(self, exc: BaseException) -> str | None:
+    async def _start_failure(self, exc: BaseException) -> str:
         if isinstance(exc, asyncio.CancelledError):
             return f"MCP server {self.name!r}: the connection was cancelled while starting"
         leaf = _leaf(exc)
         if isinstance(leaf, TimeoutError):
-            reason = f"did not start within {self.start_timeout:g} s"
+            limit = self.start_timeout
+            reason = f"did not start within {limit:g} s" if limit else "timed out while starting"
         elif isinstance(leaf, FileNotFoundError | PermissionError) and isinstance(
             self.target, StdioTarget
         ):
