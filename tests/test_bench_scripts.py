@@ -52,6 +52,20 @@ def test_bench_loop_python_side_runs_without_pi() -> None:
 
 
 @pytest.mark.timeout(300)
+def test_bench_memory_prints_every_mode_next_to_the_bare_agent() -> None:
+    out = run_bench("bench_memory.py", "--runs", "3", "--tokens", "2000", "--events-tokens", "200")
+    assert "3 runs of 20 tokens, then one run of 2,000 tokens" in out
+    for row in (
+        "  bare ",
+        "  plain ",
+        "  panel ",
+        "mode / bare",
+        "%agent events after a 200-token",
+    ):
+        assert row in out
+
+
+@pytest.mark.timeout(300)
 def test_bench_mcp_times_every_peer() -> None:
     out = run_bench("bench_mcp.py", "--calls", "5", "--repeat", "1")
     for row in ("sdk ", "ours ", "ours+tool ", "ours / sdk", "ours+tool / sdk"):

@@ -40,6 +40,19 @@ def test_a_server_that_exits_at_start_shows_its_stderr() -> None:
     assert message.endswith("its stderr ended with: config error: MY_TOKEN is not set")
 
 
+def test_secrets_in_a_servers_stderr_are_redacted() -> None:
+    code = (
+        "import os, sys; sys.stderr.write('bad key sk-abcdefghijklmnopqrstuvwx1234 for '"
+        " + os.environ['SERVICE_PASS'] + '\\n'); sys.exit(2)"
+    )
+    with pytest.raises(McpServerError) as caught:
+        mcp_tools([sys.executable, "-c", code], name="leaky", env={"SERVICE_PASS": "pw-0123456789"})
+    message = str(caught.value)
+    assert "sk-abcdefghijklmnopqrstuvwx1234" not in message
+    assert "pw-0123456789" not in message
+    assert "its stderr ended with: bad key [redacted" in message
+
+
 def test_a_server_that_does_not_start_in_time() -> None:
     code = "import time; time.sleep(600)"
     with pytest.raises(McpServerError) as caught:

@@ -164,8 +164,8 @@ def test_error_message_reads_as_the_provider_message_without_secrets(
     assert error.startswith("401: invalid key ")
     assert "sk-live" not in error and "zzzz" not in error
     assert state.data["messages"][-1]["error"] == error
-    assert redact("Bearer abcdefghijklmnopqrstu") == "[redacted]"
-    assert redact("key sk-ant-api03-abcdefghijklmnop.") == "key [redacted]."
+    assert redact("Bearer abcdefghijklmnopqrstu") == "Bearer [redacted: bearer token]"
+    assert redact("key sk-ant-api03-abcdefghijklmnop.") == "key [redacted: api key]."
     ordinary = "risk-assessment-framework-v2 and task-management-systems, apikey docs"
     assert redact(ordinary) == ordinary
 
@@ -206,6 +206,6 @@ def test_a_key_like_tool_result_is_sent_once_not_on_every_update() -> None:
         ]
     )
     state, ops = reduce(run(collect_events(provider, "go", [leaky])))
-    assert state.data["tools"]["k1"]["result_text"] == "[redacted]"
+    assert state.data["tools"]["k1"]["result_text"] == "api_key=[redacted: api_key]"
     sets = [op for op in ops.ops if op[0] == "s" and op[1] == ["tools", "k1", "result_text"]]
-    assert [op[2] for op in sets] == ["[redacted]"]
+    assert [op[2] for op in sets] == ["api_key=[redacted: api_key]"]

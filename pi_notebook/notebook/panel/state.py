@@ -12,33 +12,18 @@ still waiting to be sent. This module must stay pure: no I/O, no widgets, no eve
 from __future__ import annotations
 
 import json
-import os
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 
+from ...ai import redact
 from .ops import OpSink, Path
 
 #: Longest tool-result text kept in the state (the rest is cut with a note).
 MAX_RESULT_CHARS = 100_000
 #: Image types the panel shows (SVG is left out: it can carry script).
 IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
-_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY")
-_KEY_PATTERN = re.compile(
-    r"(\bsk-[A-Za-z0-9_\-]{16,}|\b(?i:bearer)\s+[A-Za-z0-9_\-\.=]{16,}|"
-    r"(?i:api[_-]?key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-\.]{8,})"
-)
 STATES = ("idle", "streaming", "running-tools", "aborted", "error", "done")
-
-
-def redact(text: str) -> str:
-    """``text`` with anything that looks like an API key (or is one in the env) replaced."""
-    for var in _KEY_VARS:
-        secret = os.environ.get(var)
-        if secret and len(secret) >= 8 and secret in text:
-            text = text.replace(secret, "[redacted]")
-    return _KEY_PATTERN.sub("[redacted]", text)
 
 
 def _copy(value: Any) -> Any:
@@ -71,10 +56,12 @@ def _content_parts(content: Any) -> tuple[str, list[dict[str, str]]]:
 
 
 def _args_text(arguments: Any) -> str:
+    """A tool call's final arguments, redacted (the streamed ones are replaced by these)."""
     try:
-        return json.dumps(arguments, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+        text = json.dumps(arguments, ensure_ascii=False, indent=2, sort_keys=True, default=str)
     except (TypeError, ValueError):
-        return str(arguments)
+        text = str(arguments)
+    return redact(text)
 
 
 def _namespace_diff(details: Any) -> dict[str, list[str]] | None:
@@ -300,8 +287,9 @@ class PanelState:
             )
             if open_block is not None:
                 open_block.materialize()
-                if open_block.block["text"] != sub.content:
-                    self._set([*open_block.path], sub.content)
+                final = redact(sub.content)  # the block streamed raw; it is kept redacted
+                if open_block.block["text"] != final:
+                    self._set([*open_block.path], final)
         elif kind == "toolcall_start":
             self._tool_block(sub.content_index, sub.partial)
         elif kind == "toolcall_end":
@@ -413,9 +401,9 @@ class PanelState:
         final: list[dict[str, Any]] = []
         for block in message.content:
             if block.type == "text":
-                final.append({"type": "text", "text": block.text})
+                final.append({"type": "text", "text": redact(block.text)})
             elif block.type == "thinking":
-                final.append({"type": "thinking", "text": block.thinking})
+                final.append({"type": "thinking", "text": redact(block.thinking)})
             elif block.type == "toolCall":
                 final.append({"type": "toolCall", "id": block.id, "name": block.name})
                 self._new_card(block.id, block.name, _args_text(block.arguments))
@@ -522,8 +510,8 @@ def _plain_entry(message: Any) -> dict[str, Any]:
             "is_error": bool(message.is_error),
         }
     if role == "user":
-        return {"role": "user", "text": text, "images": images}
-    return {"role": "custom", "custom_role": str(role), "text": text, "images": images}
+        return {"role": "user", "text": redact(text), "images": images}
+    return {"role": "custom", "custom_role": str(role), "text": redact(text), "images": images}
 
 
 def _event_info(event: Any) -> dict[str, Any]:

@@ -11,7 +11,8 @@ request at protocol 2026-07-28) and fails at once.
 
 This module imports the MCP SDK only when a server connects. It must never print (a server's
 stderr goes to :class:`StderrTail`), never leave an owner task or a server process behind when
-closed, and never show an ``env`` / ``headers`` value.
+closed, and never show an ``env`` / ``headers`` value or anything :func:`pi_notebook.ai.redact`
+hides.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...ai import AbortSignal
+from ...ai import redact as redact_secrets
 from .registry import register
 from .stderr import StderrTail
 from .target import HttpTarget, StdioTarget, Target, redactor, secret_values
@@ -81,7 +83,9 @@ class McpServer:
         self.name = name
         self.timeout = timeout
         self.start_timeout = start_timeout
-        self.redact = redactor(secret_values(target))
+        given = redactor(secret_values(target))
+        self.redact: Callable[[str], str] = lambda text: redact_secrets(given(text))
+        """Hides the ``env`` / ``headers`` values, then what looks like a secret anywhere."""
         self.stderr: StderrTail | None = (
             StderrTail(self.redact) if isinstance(target, StdioTarget) else None
         )
@@ -92,6 +96,10 @@ class McpServer:
         self._noise: str | None = None
         self._conn: _Connection | None = None
         register(self)
+
+    def described(self) -> str:
+        """The command line or URL, with secrets hidden."""
+        return self.redact(self.target.describe())
 
     def __repr__(self) -> str:
         return f"McpServer({self.name!r}, {self.target.transport}, {self.state})"
@@ -299,7 +307,7 @@ class McpServer:
             reason = f"could not run {self.target.argv[0]!r}: {leaf.strerror or leaf}"
         else:
             reason = f"failed to start: {self.redact(_first_line(leaf))}"
-        return f"MCP server {self.name!r} ({self.target.describe()}) {reason}" + (
+        return f"MCP server {self.name!r} ({self.described()}) {reason}" + (
             await self._stderr_note()
         )
 
@@ -352,7 +360,7 @@ class McpServer:
         if self._conn is not None and self._conn.lost:
             state = "disconnected (restarts on the next call)"
         lines = [
-            f"  {self.name}: {self.target.transport} {self.target.describe()!r}, {state}, "
+            f"  {self.name}: {self.target.transport} {self.described()!r}, {state}, "
             f"{self.calls} call{'s' if self.calls != 1 else ''}, "
             f"{self.starts} start{'s' if self.starts != 1 else ''}"
         ]
