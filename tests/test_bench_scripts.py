@@ -74,6 +74,22 @@ def test_bench_undo_prints_the_floor_and_ours_for_both_codes() -> None:
 
 
 @pytest.mark.timeout(300)
+def test_bench_tool_args_prints_old_and_new_at_both_sizes() -> None:
+    out = run_bench("bench_tool_args.py", "--sizes", "400,4000", "--repeat", "1")
+    assert "400 chars" in out and "4,000 chars" in out
+    for row in ("grower alone", "through the openai-completions client", "old ", "jiter", "new "):
+        assert row in out
+    assert out.count("old / new at 4,000 chars") == 2
+
+
+@pytest.mark.timeout(300)
+def test_bench_validation_prints_every_peer_and_workload() -> None:
+    out = run_bench("bench_validation.py", "--calls", "3", "--repeat", "1")
+    for word in ("ours", "uncached", "jsonschema", "fastjsonschema", "run_python", "4 mistakes"):
+        assert word in out
+
+
+@pytest.mark.timeout(300)
 def test_bench_mcp_times_every_peer() -> None:
     out = run_bench("bench_mcp.py", "--calls", "5", "--repeat", "1")
     for row in ("sdk ", "ours ", "ours+tool ", "ours / sdk", "ours+tool / sdk"):
