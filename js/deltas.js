@@ -3,7 +3,9 @@
 // drops frames until a fresh snapshot arrives (it asks for one with {"type": "resync"}).
 //
 // Ops: ["s", path, value] sets, ["a", path, text] appends to a string, ["p", path, value]
-// pushes onto a list. A path is a list of keys and indexes.
+// pushes onto a list, ["t", path, [keep, text]] keeps the first `keep` code units of the string
+// and appends text (the kernel's splice of a streaming tail). A path is a list of keys and
+// indexes.
 
 export function applyOp(state, op) {
   const [kind, path, value] = op;
@@ -17,6 +19,7 @@ export function applyOp(state, op) {
   if (kind === "s") target[key] = value;
   else if (kind === "a") target[key] = (target[key] ?? "") + value;
   else if (kind === "p") target[key].push(value);
+  else if (kind === "t") target[key] = target[key].slice(0, value[0]) + value[1];
   else throw new Error(`unknown op kind ${kind}`);
 }
 

@@ -24,6 +24,12 @@ test("set, append and push ops", () => {
   assert.equal(state.status.state, "streaming");
 });
 
+test("a splice keeps the first code units and appends", () => {
+  const state = { t: "<p>Hello 😀 wor</p>" };
+  applyOps(state, [["t", ["t"], ["<p>Hello 😀 wor".length, "ld</p>"]]]);
+  assert.equal(state.t, "<p>Hello 😀 world</p>");
+});
+
 test("bad ops throw instead of corrupting the state", () => {
   assert.throws(() => applyOps(base(), [["x", ["status"], 1]]));
   assert.throws(() => applyOps(base(), [["s", [], 1]]));

@@ -139,7 +139,27 @@ async def test_finish_syncs_the_full_state_and_the_static_bundle() -> None:
     data = panel.static_bundle()
     assert data["text/plain"] == "user: Q\nassistant: Final *answer*"
     assert "<em>answer</em>" in data["text/html"]
-    assert data[WIDGET_MIME]["model_id"] == panel.model_id
+    assert set(data) == {"text/html", "text/plain"}, "no widget view: it reads everywhere"
+
+
+async def test_a_finished_panel_displays_as_its_transcript_and_closes() -> None:
+    provider = faux([faux_assistant_message("Static *now*")])
+    agent = Agent(model=provider.get_model())
+    panel = CapturePanel()
+    live = panel._repr_mimebundle_()
+    assert WIDGET_MIME in (live[0] if isinstance(live, tuple) else live)
+    panel.attach(agent)
+    await agent.prompt("Q")
+    panel.finish(sync=False)
+    synced_before = dict(panel.state)
+    assert synced_before["finished"] is False, "no final sync when the panel is about to close"
+    assert panel._repr_mimebundle_() == panel.static_bundle()
+    assert "<em>now</em>" in panel.static_bundle()["text/html"]
+    assert panel.comm is not None
+    panel.close()
+    assert panel.comm is None
+    assert panel._repr_mimebundle_() == panel.static_bundle()
+    assert panel.snapshot["status"]["state"] == "done"
 
 
 def test_the_front_end_bundle_is_one_module_without_relative_imports() -> None:

@@ -2,8 +2,10 @@
 
 An op is a JSON list: ``["s", path, value]`` sets ``path`` to ``value``, ``["a", path, text]``
 appends ``text`` to the string at ``path``, ``["p", path, value]`` pushes ``value`` onto the
-list at ``path``. A path is a list of dict keys and list indexes. :func:`apply_ops` is the
-reference semantics (the front end implements the same); this module must stay pure.
+list at ``path``, ``["t", path, [keep, text]]`` keeps the first ``keep`` UTF-16 code units of
+the string at ``path`` (JavaScript's string length unit) and appends ``text``. A path is a list
+of dict keys and list indexes. :func:`apply_ops` is the reference semantics (the front end
+implements the same); this module must stay pure.
 """
 
 from __future__ import annotations
@@ -24,6 +26,21 @@ class OpSink(Protocol):
 
     def push(self, path: Path, value: Any) -> None: ...
 
+    def splice(self, path: Path, keep: int, text: str) -> None: ...
+
+    def touch(self) -> None:
+        """There is streamed text to render: the sink may call back (its ``before_flush``)."""
+
+
+def utf16_len(text: str) -> int:
+    """The length of ``text`` in UTF-16 code units (what JavaScript's ``length`` counts)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def utf16_prefix(text: str, units: int) -> str:
+    """The first ``units`` UTF-16 code units of ``text``."""
+    return text.encode("utf-16-le")[: 2 * units].decode("utf-16-le")
+
 
 class OpList:
     """An :class:`OpSink` that keeps every op (tests and tools); coalesces nothing."""
@@ -39,6 +56,12 @@ class OpList:
 
     def push(self, path: Path, value: Any) -> None:
         self.ops.append(["p", list(path), value])
+
+    def splice(self, path: Path, keep: int, text: str) -> None:
+        self.ops.append(["t", list(path), [keep, text]])
+
+    def touch(self) -> None:
+        pass
 
 
 def _parent(state: Any, path: Path) -> Any:
@@ -63,6 +86,9 @@ def apply_op(state: dict[str, Any], op: Op) -> None:
         parent[key] = parent[key] + value
     elif kind == "p":
         parent[key].append(value)
+    elif kind == "t":
+        keep, text = value
+        parent[key] = utf16_prefix(parent[key], keep) + text
     else:
         raise ValueError(f"unknown op kind {kind!r}")
 
@@ -73,4 +99,13 @@ def apply_ops(state: dict[str, Any], ops: Iterable[Op]) -> dict[str, Any]:
     return state
 
 
-__all__ = ["Op", "OpList", "OpSink", "Path", "apply_op", "apply_ops"]
+__all__ = [
+    "Op",
+    "OpList",
+    "OpSink",
+    "Path",
+    "apply_op",
+    "apply_ops",
+    "utf16_len",
+    "utf16_prefix",
+]
