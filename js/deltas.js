@@ -4,12 +4,19 @@
 //
 // Ops: ["s", path, value] sets, ["a", path, text] appends to a string, ["p", path, value]
 // pushes onto a list, ["t", path, [keep, text]] keeps the first `keep` code units of the string
-// and appends text (the kernel's splice of a streaming tail). A path is a list of keys and
-// indexes.
+// and appends text (the kernel's splice of a streaming tail), ["m", path, n] moves the first n
+// code units of the text block's tail onto its html list (a block that finished as shown).
+// A path is a list of keys and indexes.
 
 export function applyOp(state, op) {
   const [kind, path, value] = op;
   if (!Array.isArray(path) || path.length === 0) throw new Error("an op needs a non-empty path");
+  if (kind === "m") {
+    const block = path.reduce((node, key) => node[key], state);
+    block.html.push(block.tail.slice(0, value));
+    block.tail = block.tail.slice(value);
+    return;
+  }
   let target = state;
   for (let i = 0; i < path.length - 1; i++) {
     target = target[path[i]];

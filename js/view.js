@@ -415,7 +415,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
       const [head, a, b, c, key] = path;
       if (head === "messages") {
         if (path.length === 1) newMessages = true;
-        else if (b === "blocks" && path.length === 5) {
+        else if (b === "blocks" && (path.length === 5 || kind === "m")) {
           const id = `${a}:${c}`;
           const change = blocks.get(id) || { index: a, j: c, reset: false, appended: "" };
           if (key === "raw") {

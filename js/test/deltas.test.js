@@ -30,6 +30,12 @@ test("a splice keeps the first code units and appends", () => {
   assert.equal(state.t, "<p>Hello 😀 world</p>");
 });
 
+test("a move takes the head of a text block's tail onto its html list", () => {
+  const state = { b: { html: ["<h1>a</h1>"], tail: "<p>😀 done</p><p>next", raw: null } };
+  applyOps(state, [["m", ["b"], "<p>😀 done</p>".length]]);
+  assert.deepEqual(state.b, { html: ["<h1>a</h1>", "<p>😀 done</p>"], tail: "<p>next", raw: null });
+});
+
 test("bad ops throw instead of corrupting the state", () => {
   assert.throws(() => applyOps(base(), [["x", ["status"], 1]]));
   assert.throws(() => applyOps(base(), [["s", [], 1]]));

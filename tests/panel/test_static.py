@@ -230,7 +230,7 @@ def test_the_kernels_frames_build_the_same_dom_as_a_fresh_render(every: int) -> 
     state.materialize()
     frames.append(ops.ops[taken:])
     kinds = {op[0] for frame in frames for op in frame}
-    assert {"t", "a", "p", "s"} <= kinds
+    assert {"t", "m", "a", "p", "s"} <= kinds
     payload = json.dumps({"initial": initial, "frames": frames, "final": state.data})
     done = subprocess.run(
         ["node", "--input-type=module", "-e", FRAMES_SCRIPT, (ROOT / "js" / "view.js").as_uri()],

@@ -3,8 +3,10 @@
 An op is a JSON list: ``["s", path, value]`` sets ``path`` to ``value``, ``["a", path, text]``
 appends ``text`` to the string at ``path``, ``["p", path, value]`` pushes ``value`` onto the
 list at ``path``, ``["t", path, [keep, text]]`` keeps the first ``keep`` UTF-16 code units of
-the string at ``path`` (JavaScript's string length unit) and appends ``text``. A path is a list
-of dict keys and list indexes. :func:`apply_ops` is the reference semantics (the front end
+the string at ``path`` (JavaScript's string length unit) and appends ``text``, and
+``["m", path, n]`` moves the first ``n`` code units of the text block at ``path``'s ``tail``
+onto its ``html`` list (a streamed block that finished as it was last shown). A path is a
+list of dict keys and list indexes. :func:`apply_ops` is the reference semantics (the front end
 implements the same); this module must stay pure.
 """
 
@@ -27,6 +29,8 @@ class OpSink(Protocol):
     def push(self, path: Path, value: Any) -> None: ...
 
     def splice(self, path: Path, keep: int, text: str) -> None: ...
+
+    def move(self, path: Path, units: int) -> None: ...
 
     def touch(self) -> None:
         """There is streamed text to render: the sink may call back (its ``before_flush``)."""
@@ -60,6 +64,9 @@ class OpList:
     def splice(self, path: Path, keep: int, text: str) -> None:
         self.ops.append(["t", list(path), [keep, text]])
 
+    def move(self, path: Path, units: int) -> None:
+        self.ops.append(["m", list(path), units])
+
     def touch(self) -> None:
         pass
 
@@ -75,6 +82,12 @@ def apply_op(state: dict[str, Any], op: Op) -> None:
     kind, path, value = op
     if not path:
         raise ValueError("an op needs a non-empty path")
+    if kind == "m":
+        block = _parent(state, [*path, "tail"])
+        moved = utf16_prefix(block["tail"], value)
+        block["html"].append(moved)
+        block["tail"] = block["tail"][len(moved) :]
+        return
     parent = _parent(state, path)
     key = path[-1]
     if kind == "s":

@@ -5,11 +5,12 @@ lifecycle tree, queue, step and approval state) and writes, for every change, an
 :class:`~.ops.OpSink` so a view can follow along with ``apply_ops``.
 
 Assistant text and thinking arrive as Markdown and leave as sanitised HTML rendered here (the
-front end has no Markdown parser): a block's ``html`` lists its finished top-level blocks,
-each rendered once (:class:`~.blocks.BlockStream`), ``tail`` is the HTML of the part still
-streaming, re-rendered when the sink flushes (``render``), and sent as a splice of what
-changed; a tail longer than :data:`TAIL_LIMIT` is sent as ``raw`` text instead until its block
-ends. When a block ends its whole text is rendered once, so the final HTML is exactly
+front end has no Markdown parser): a block's ``html`` lists its finished top-level blocks, each
+rendered once (:class:`~.blocks.BlockStream`) and sent once (a block that finishes while shown
+in the tail is spliced there and moved off its head, not resent); ``tail`` is the HTML of the
+part still streaming, re-rendered when the sink flushes (``render``) and sent as a splice of
+what changed; a tail longer than :data:`TAIL_LIMIT` is sent as ``raw`` text instead until its
+block ends. When a block ends its whole text is rendered once, so the final HTML is exactly
 :func:`~.markdown.render_markdown`'s.
 
 The per-token path is lean: a text delta is appended to a list of parts and the sink is told
@@ -178,13 +179,24 @@ class _OpenText:
         stream.feed(chunk)
         block = self.block
         done = stream.advance()
-        for html in done:
-            block["html"].append(html)
-            sink.push([*self.path, "html"], html)
-        if len(stream.open) <= TAIL_LIMIT:
+        raw = len(stream.open) > TAIL_LIMIT
+        tail = "" if raw else stream.tail_html()
+        if done and block["raw"] is None and block["tail"]:
+            # The view shows the old tail, which mostly holds the blocks that just finished:
+            # splice it into them + the new tail, then move them off its head (nothing twice).
+            self._tail(sink, "".join(done) + tail)
+            for html in done:
+                block["html"].append(html)
+                block["tail"] = block["tail"][len(html) :]
+                sink.move(self.path, utf16_len(html))
+        else:
+            for html in done:
+                block["html"].append(html)
+                sink.push([*self.path, "html"], html)
+        if not raw:
             if block["raw"] is not None:
                 self._set(sink, "raw", None)
-            self._tail(sink, stream.tail_html())
+            self._tail(sink, tail)
         elif block["raw"] is None or done:
             self._tail(sink, "")
             self._set(sink, "raw", stream.open)

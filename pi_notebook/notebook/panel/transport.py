@@ -73,6 +73,9 @@ class Transport:
     def splice(self, path: Path, keep: int, text: str) -> None:
         self._add(["t", path, [keep, text]])
 
+    def move(self, path: Path, units: int) -> None:
+        self._add(["m", path, units])
+
     def touch(self) -> None:
         if self.ready:
             self._tick()
