@@ -7,13 +7,15 @@
 // A text block is {html: [finished top-level blocks], tail: html of the part still
 // streaming, raw: null | that part as plain text (when it is long)}. A frame appends the new
 // finished blocks before the tail and replaces only the tail (or appends to the raw text), so
-// the work per frame depends on the new text, never on the whole answer.
+// the work per frame depends on the new text, never on the whole answer. The finished blocks
+// sit in chunks of CHUNK (div.pi-chunk), so the layout of a frame does not walk them all.
 
 import { Receiver } from "./deltas.js";
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 const PREVIEW_CHARS = 600;
+const CHUNK = 32;
 const LIVE = new Set(["streaming", "running-tools"]);
 const FINAL = new Set(["done", "aborted", "error"]);
 
@@ -219,12 +221,29 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     }
   };
 
+  // Finished blocks go into chunks of CHUNK blocks, so a frame's layout visits a few chunks,
+  // not every block of a long answer (the chunks are plain divs: margins collapse through).
+  const appendBlocks = (rec, list, from) => {
+    for (let k = from; k < list.length; ) {
+      if (!rec.chunk || rec.inChunk === CHUNK) {
+        rec.chunk = h(doc, "div", "pi-chunk");
+        rec.tail.before(rec.chunk);
+        rec.inChunk = 0;
+      }
+      const take = Math.min(CHUNK - rec.inChunk, list.length - k);
+      rec.chunk.insertAdjacentHTML("beforeend", list.slice(k, k + take).join(""));
+      rec.inChunk += take;
+      k += take;
+    }
+    rec.count = list.length;
+  };
+
   const fillText = (body, block) => {
-    body.innerHTML = (block.html || []).join("");
     const tail = h(doc, "div", "pi-tail");
-    body.append(tail);
-    const rec = { html: block.html, count: (block.html || []).length, tail, tailHtml: "", raw: null };
+    body.replaceChildren(tail);
+    const rec = { html: block.html, count: 0, chunk: null, inChunk: 0, tail, tailHtml: "", raw: null };
     shown.set(body, rec);
+    appendBlocks(rec, block.html || [], 0);
     syncTail(rec, block, true, "");
   };
 
@@ -232,10 +251,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
   const syncText = (body, block, change) => {
     const rec = shown.get(body);
     if (!rec || rec.html !== block.html) return fillText(body, block);
-    for (let k = rec.count; k < block.html.length; k++) {
-      rec.tail.insertAdjacentHTML("beforebegin", block.html[k]);
-    }
-    rec.count = block.html.length;
+    appendBlocks(rec, block.html, rec.count);
     syncTail(rec, block, change.reset, change.appended);
   };
 

@@ -330,9 +330,17 @@ test("finished blocks are inserted once and never re-rendered; only the tail cha
     ]));
   }
   assert.ok(title.isConnected, "the first block's node is the same one");
-  assert.deepEqual([...body.children].map((n) => n.textContent), [
+  assert.deepEqual([...body.querySelectorAll(".pi-chunk > *, .pi-tail")].map((n) => n.textContent), [
     "Title", "para 0", "para 1", "para 2", "para 3", "para 4", "tail 4",
   ]);
+  // Finished blocks sit in chunks, so a frame's layout does not walk every block.
+  for (let k = 5; k < 70; k++) {
+    view.receive(frame(++seq, [["p", [...TEXT.slice(0, 3), 0, "html"], `<p>para ${k}</p>`]]));
+  }
+  const sizes = [...body.querySelectorAll(".pi-chunk")].map((c) => c.children.length);
+  assert.ok(sizes.length >= 2 && sizes.slice(0, -1).every((n) => n === sizes[0]), String(sizes));
+  assert.equal(sizes.reduce((a, b) => a + b), 71);
+  assert.equal(body.lastElementChild.className, "pi-tail");
   // A long tail is raw text: appended to one text node, not re-rendered.
   view.receive(frame(++seq, [
     ["s", [...TEXT.slice(0, 3), 0, "tail"], ""],

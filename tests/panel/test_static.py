@@ -148,6 +148,7 @@ process.stdin.on("data", (d) => (input += d)).on("end", () => {
   const texts = [...dom.window.document.querySelectorAll(".pi-message .pi-text")];
   console.log(JSON.stringify(texts.map((t) => {
     t.querySelectorAll(".pi-tail").forEach((tail) => tail.remove());
+    t.querySelectorAll(".pi-chunk").forEach((chunk) => chunk.replaceWith(...chunk.childNodes));
     return t.innerHTML;
   })));
 });
