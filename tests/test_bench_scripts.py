@@ -62,3 +62,17 @@ def test_bench_frontend_prints_ours_next_to_a_full_re_render() -> None:
     for mark in ("40", "120"):
         assert any(line.split()[:1] == [mark] for line in out.splitlines()), out
     assert "from 40 to 120 tokens: ours x" in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_memory_prints_every_mode_next_to_the_bare_agent() -> None:
+    out = run_bench("bench_memory.py", "--runs", "3", "--tokens", "2000", "--events-tokens", "200")
+    assert "3 runs of 20 tokens, then one run of 2,000 tokens" in out
+    for row in (
+        "  bare ",
+        "  plain ",
+        "  panel ",
+        "mode / bare",
+        "%agent events after a 200-token",
+    ):
+        assert row in out

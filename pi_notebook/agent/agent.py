@@ -28,6 +28,7 @@ from ..ai import (
     UserMessage,
     empty_reply,
     now_ms,
+    redact,
 )
 from ..ai.registry import StreamFunction
 from .events import (
@@ -419,7 +420,7 @@ class Agent:
         failure = empty_reply(
             self.state.model,
             "aborted" if signal.aborted else "error",
-            str(exc) or type(exc).__name__,
+            redact(str(exc) or type(exc).__name__),  # an error text: never a key
             content=[TextContent(text="")],
         )
         emit = awaited(self._process_events)

@@ -6,6 +6,11 @@ prepared ones concurrently (``tool_execution_end`` in completion order) and emit
 messages in source order; a sequential batch does one call at a time. A tool's failure never
 escapes: it becomes an error result and the run goes on.
 
+Every result leaves the batch through :func:`outbound_result`, before any listener or the model
+sees it (progress updates too): its text has secrets redacted (``pi_notebook.ai.redact``: the
+model is told ``[redacted: GITHUB_TOKEN]``, never given the value) and lone surrogates replaced,
+whatever tool made it (``run_python`` printing ``os.environ``, ``inspect_variable``, your own).
+
 One deliberate difference from Pi 0.82, which awaits a tool however long it ignores an abort:
 once the run's signal is aborted, a tool gets ``TOOL_ABORT_GRACE_SECONDS`` to finish; then its
 task is cancelled and the call ends with the error result :data:`TOOL_ABANDONED`, so the run's
@@ -21,7 +26,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ai import AbortSignal, AssistantMessage, TextContent, ToolCall, ToolResultMessage, now_ms
+from ..ai import (
+    AbortSignal,
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    clean_surrogates,
+    now_ms,
+    redact,
+)
 from ..ai._base import trusted
 from ..ai.validation import validate_tool_arguments
 from ._hooks import call_hook, field_of
@@ -79,6 +93,29 @@ class BatchResult:
     terminate: bool
 
 
+def outbound_result(result: AgentToolResult) -> AgentToolResult:
+    """``result`` with secrets redacted and lone surrogates replaced in its text blocks.
+
+    The same object when nothing changed; otherwise a shallow copy with new text blocks.
+    """
+    content = getattr(result, "content", None)
+    if not content or not isinstance(result, AgentToolResult):
+        return result
+    cleaned: list[Any] | None = None
+    for position, block in enumerate(content):
+        text = getattr(block, "text", None)
+        if not isinstance(text, str):
+            continue
+        new = redact(clean_surrogates(text))
+        if new != text:
+            if cleaned is None:
+                cleaned = list(content)
+            cleaned[position] = block.model_copy(update={"text": new})
+    if cleaned is None:
+        return result
+    return result.model_copy(update={"content": cleaned})
+
+
 def error_result(message: str, details: Any = None) -> AgentToolResult:
     return AgentToolResult(
         content=[TextContent(text=message)], details={} if details is None else details
@@ -127,7 +164,7 @@ class ToolBatch:
         for call in calls:
             await self._emit_start(call)
             outcome = Outcome(error_result(truncated_call_text(call.name)), True)
-            await self._emit_end(call, outcome)
+            outcome = await self._emit_end(call, outcome)
             results.append(await self._emit_message(call, outcome))
         return BatchResult(results, terminate=False)
 
@@ -140,7 +177,7 @@ class ToolBatch:
             await self._emit_start(call)
             prepared = await self._prepare(call)
             outcome = prepared if isinstance(prepared, Outcome) else await self._run(call, prepared)
-            await self._emit_end(call, outcome)
+            outcome = await self._emit_end(call, outcome)
             messages.append(await self._emit_message(call, outcome))
             outcomes.append(outcome)
             if self.aborted:
@@ -153,7 +190,7 @@ class ToolBatch:
             await self._emit_start(call)
             prepared = await self._prepare(call)
             if isinstance(prepared, Outcome):
-                await self._emit_end(call, prepared)
+                prepared = await self._emit_end(call, prepared)
             slots.append((call, prepared))
             if self.aborted:
                 break
@@ -165,8 +202,7 @@ class ToolBatch:
                 outcome = Outcome(error_result(OPERATION_ABORTED), True)
             else:
                 outcome = await self._run(call, slot)
-            await self._emit_end(call, outcome)
-            return outcome
+            return await self._emit_end(call, outcome)
 
         outcomes: list[Outcome] = list(
             await asyncio.gather(*(settle(call, slot) for call, slot in slots))
@@ -221,7 +257,7 @@ class ToolBatch:
                     "tool_call_id": call.id,
                     "tool_name": call.name,
                     "args": call.arguments,
-                    "partial_result": partial,
+                    "partial_result": outbound_result(partial),
                 },
             )
             previous = updates[-1] if updates else None
@@ -323,7 +359,11 @@ class ToolBatch:
             )
         )
 
-    async def _emit_end(self, call: ToolCall, outcome: Outcome) -> None:
+    async def _emit_end(self, call: ToolCall, outcome: Outcome) -> Outcome:
+        """Emit ``tool_execution_end`` with the outbound result; returns the outcome emitted."""
+        result = outbound_result(outcome.result)
+        if result is not outcome.result:
+            outcome = Outcome(result, outcome.is_error)
         await self.emit(
             trusted(
                 ToolExecutionEndEvent,
@@ -336,6 +376,7 @@ class ToolBatch:
                 },
             )
         )
+        return outcome
 
     def _message_for(self, call: ToolCall, outcome: Outcome) -> ToolResultMessage:
         result = outcome.result
@@ -366,4 +407,4 @@ def _text_of(exc: BaseException) -> str:
     return str(exc) if str(exc) else type(exc).__name__
 
 
-__all__ = ["BatchResult", "ToolBatch", "truncated_call_text"]
+__all__ = ["BatchResult", "ToolBatch", "outbound_result", "truncated_call_text"]

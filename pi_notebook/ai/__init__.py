@@ -38,6 +38,8 @@ from .registry import (
     stream,
     unregister_api_provider,
 )
+from .secrets import API_KEY_ENV_VARS, is_secret_env_name, redact, redact_data
+from .surrogates import clean_surrogates
 from .types import (
     AgentMessage,
     AgentThinkingLevel,
@@ -73,6 +75,7 @@ from .types import (
 from .usage import calculate_cost, finalize_usage
 
 __all__ = [
+    "API_KEY_ENV_VARS",
     "AbortController",
     "AbortError",
     "AbortSignal",
@@ -118,6 +121,7 @@ __all__ = [
     "UsageCost",
     "UserMessage",
     "calculate_cost",
+    "clean_surrogates",
     "complete",
     "dump_transcript",
     "empty_reply",
@@ -128,10 +132,13 @@ __all__ = [
     "faux_tool_call",
     "finalize_usage",
     "get_api_provider",
+    "is_secret_env_name",
     "now_ms",
     "parse_agent_message",
     "parse_message",
     "parse_transcript",
+    "redact",
+    "redact_data",
     "register_api_provider",
     "register_faux_provider",
     "resolve_stream",

@@ -2,7 +2,8 @@
 
 Each function appends the delta to the block in place (amortised O(len(delta)), never a copy
 of the block, the message or the transcript) and returns the event to push. Providers call
-these on the per-token path; they never validate.
+these on the per-token path; they never validate, but a delta carrying a lone surrogate (a
+JSON ``"\ud800"`` escape) is cleaned first (an ASCII delta costs one O(1) ``isascii``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .events import (
     ToolCallEndEvent,
 )
 from .json_parse import parse_json_object
+from .surrogates import clean_surrogates
 from .types import AssistantMessage, now_ms
 
 D = TypeVar("D", TextDeltaEvent, ThinkingDeltaEvent)
@@ -33,6 +35,8 @@ def _grower(
     event_class: type[D], event_type: str, field: str
 ) -> Callable[[AssistantMessage, int, str], D]:
     def grow(partial: AssistantMessage, index: int, delta: str) -> D:
+        if not delta.isascii():
+            delta = clean_surrogates(delta)
         # Taking the string out of the block's dict leaves ``value`` its only reference, so
         # CPython grows it in place: amortised O(len(delta)), where ``block.text += delta``
         # would copy the whole text on every token.
@@ -66,6 +70,8 @@ def grow_tool_call(
 
     ``raw`` is the caller's scratch (content index -> JSON so far), kept off the block.
     """
+    if not fragment.isascii():
+        fragment = clean_surrogates(fragment)
     # pop/+= as in _grower: the string grows in place instead of being copied per fragment.
     text = raw.pop(index, "")
     text += fragment

@@ -10,7 +10,10 @@ difference ("replay diverged ..."). ``recorded(path, model)`` records when
 stays testable (strict nbval) without keys.
 
 Like every provider these never raise out of a stream. A recording holds message contents, never
-API keys or request headers.
+API keys or request headers, and every text in it is redacted (``pi_notebook.ai.redact``): the
+conversation entries (on both sides, so a replay of a conversation that carried a secret still
+matches), the final message, and the deltas of a block whose text held one (collapsed into one
+redacted delta, since a secret is usually split across deltas).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from .events import (
 )
 from .partial import aborted_event, end_event, grow_text, grow_thinking, grow_tool_call
 from .registry import register_api_provider, resolve_stream, stream, unregister_api_provider
+from .secrets import redact, redact_data
 from .types import (
     AssistantMessage,
     Context,
@@ -100,7 +104,7 @@ def _message_entry(message: Any) -> dict[str, Any]:
 
 
 def conversation_entries(context: Context) -> list[str]:
-    """A request as comparable lines: the system prompt, each message, the tools."""
+    """A request as comparable lines: the system prompt, each message, the tools (redacted)."""
     entries = [_canonical({"system": context.system_prompt or ""})]
     entries.extend(_canonical(_message_entry(m)) for m in context.messages)
     tools = [
@@ -108,7 +112,7 @@ def conversation_entries(context: Context) -> list[str]:
         for t in context.tools or []
     ]
     entries.append(_canonical({"tools": tools}))
-    return entries
+    return [redact(entry) for entry in entries]
 
 
 def fingerprint(entries: list[str]) -> str:
@@ -143,6 +147,38 @@ def _event_record(event: AssistantMessageEvent) -> dict[str, Any]:
     return record
 
 
+_DELTAS = frozenset(("text_delta", "thinking_delta", "toolcall_delta"))
+
+
+def _redacted_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` with secrets out: a block whose joined deltas held one gets one redacted
+    delta (the first one's place) instead of its deltas; end records are redacted as they are."""
+    joined: dict[tuple[str, int], list[str]] = {}
+    for record in records:
+        if record["type"] in _DELTAS:
+            joined.setdefault((record["type"], record["content_index"]), []).append(record["delta"])
+    collapsed: dict[tuple[str, int], str] = {}
+    for key, parts in joined.items():
+        text = "".join(parts)
+        redacted = redact(text)
+        if redacted != text:
+            collapsed[key] = redacted
+    out: list[dict[str, Any]] = []
+    written: set[tuple[str, int]] = set()
+    for record in records:
+        if record["type"] in _DELTAS:
+            key = (record["type"], record["content_index"])
+            if key in collapsed:
+                if key not in written:  # the block's first delta carries all of it
+                    out.append({**record, "delta": collapsed[key]})
+                    written.add(key)
+                continue
+        elif "content" in record or "tool_call" in record:
+            record = redact_data(record)
+        out.append(record)
+    return out
+
+
 @dataclass
 class RecordedCall:
     """One model call of a recording."""
@@ -172,7 +208,8 @@ _registered = itertools.count(1)
 def _header(model: Model) -> str:
     described = model.to_json_dict()
     described.pop("headers", None)  # may carry credentials
-    return _canonical({"kind": "header", "format": FORMAT, "version": VERSION, "model": described})
+    header = {"kind": "header", "format": FORMAT, "version": VERSION}
+    return _canonical({**header, "model": redact_data(described)})
 
 
 @dataclass
@@ -213,7 +250,8 @@ class Recorder:
         async for event in response:
             events.append(_event_record(event))
             if is_terminal(event):
-                self._append(RecordedCall(entries, events, _dump(final_message(event))))
+                message = redact_data(_dump(final_message(event)))
+                self._append(RecordedCall(entries, _redacted_events(events), message))
             yield event
 
 

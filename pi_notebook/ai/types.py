@@ -10,10 +10,12 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
 from ._base import WireModel
 from .abort import AbortSignal
+from .secrets import redact_data
+from .surrogates import clean_surrogates
 
 
 def now_ms() -> int:
@@ -24,16 +26,19 @@ def now_ms() -> int:
 # --------------------------------------------------------------------------------------------
 # Content blocks
 
+CleanStr: TypeAlias = Annotated[str, AfterValidator(clean_surrogates)]
+"""Text whose lone surrogates become U+FFFD when a block or message is validated."""
+
 
 class TextContent(WireModel):
     type: Literal["text"] = "text"
-    text: str
+    text: CleanStr
     text_signature: str | None = None
 
 
 class ThinkingContent(WireModel):
     type: Literal["thinking"] = "thinking"
-    thinking: str
+    thinking: CleanStr
     thinking_signature: str | None = None
     redacted: bool | None = None
 
@@ -99,7 +104,7 @@ AgentThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high
 
 class UserMessage(WireModel):
     role: Literal["user"] = "user"
-    content: str | list[UserContent]
+    content: CleanStr | list[UserContent]
     timestamp: int = Field(default_factory=now_ms)
 
 
@@ -114,7 +119,7 @@ class AssistantMessage(WireModel):
     diagnostics: list[Any] | None = None
     usage: Usage = Field(default_factory=Usage)
     stop_reason: StopReason = "stop"
-    error_message: str | None = None
+    error_message: CleanStr | None = None
     timestamp: int = Field(default_factory=now_ms)
 
 
@@ -182,8 +187,8 @@ def parse_transcript(data: list[Any]) -> list[AgentMessage]:
 
 
 def dump_transcript(messages: list[AgentMessage]) -> list[dict[str, Any]]:
-    """Pi's JSON for a transcript."""
-    return [m.to_json_dict() for m in messages]
+    """Pi's JSON for a transcript, to save: every text redacted (``pi_notebook.ai.redact``)."""
+    return [redact_data(m.to_json_dict()) for m in messages]
 
 
 # --------------------------------------------------------------------------------------------

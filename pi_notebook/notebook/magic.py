@@ -24,13 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
-from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.utils.text import FullEvalFormatter
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from ..agent import Agent, AgentTool
 from ..agent._hooks import call_hook
 from ..agent.types import TurnContext
-from ..ai import AbortSignal, AssistantMessage
+from ..ai import AbortSignal, AssistantMessage, redact
 from ..ai.replay import check_replay
 from ..tools import (
     BUILTIN_COLLECTIONS,
@@ -42,9 +41,11 @@ from ..tools import (
     refresh_tools,
 )
 from ..tools import undo as undo_tools
+from .expansion import ExpansionError, expand
 from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, format_help, parse_options
 from .render import final_text, render_transcript
+from .run_log import RunLog
 from .session import NotebookSession, get_session
 
 if TYPE_CHECKING:
@@ -79,15 +80,12 @@ def _shell() -> InteractiveShell:
     return shell
 
 
-def expand(text: str, namespace: dict[str, Any]) -> str:
-    """``{name}`` / ``{expr}`` from ``namespace``, ``{{`` escapes; unchanged if anything fails.
-
-    The same rule as IPython's shell-command expansion (``$name`` is left alone).
-    """
+def _expanded(text: str, namespace: dict[str, Any], command: str) -> str:
+    """:func:`expand`, a failure as a one-line ``UsageError`` naming the expression."""
     try:
-        return FullEvalFormatter().vformat(text, (), dict(namespace))
-    except Exception:
-        return text
+        return expand(text, namespace)
+    except ExpansionError as exc:
+        raise UsageError(f"{command}: {exc}") from None
 
 
 def plain_mode(options: AgentOptions) -> bool:
@@ -216,13 +214,9 @@ async def execute(
     """Run one prompt (after any active run of ``agent``) and show its transcript once."""
     while agent.is_running:  # a cell queued behind a background run waits for it
         await agent.wait_for_idle()
-    events: list[Any] = []
-
-    def record(event: Any) -> None:
-        events.append(event)
-
+    log = RunLog()  # counts, lifecycle and coalesced deltas: never an object per token
     start = len(agent.state.messages)
-    unsubscribe = agent.subscribe(record)
+    unsubscribe = agent.subscribe(log)
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
     opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
     panel = opened[0] if opened is not None else None
@@ -241,7 +235,7 @@ async def execute(
         agent.should_stop_after_turn = previous_hook
         restore_tool_hooks()
         new_messages = agent.state.messages[start:]
-        session.last_events = events
+        session.last_run = log
         session.last_reply = final_text(new_messages)
         namespace[REPLY_VARIABLE] = session.last_reply
         if opened is None:  # plain mode: the final transcript, printed once
@@ -306,7 +300,7 @@ def prepare_cell(line: str, cell: str) -> PreparedCell | None:
             return None
         raise UsageError(str(exc)) from None
     namespace: dict[str, Any] = ip.user_ns
-    prompt = expand(cell, namespace).strip()
+    prompt = _expanded(cell, namespace, "%%agent").strip()
     if not prompt:
         raise UsageError("%%agent: empty prompt: write it in the cell body, under the %%agent line")
     session = get_session()
@@ -375,7 +369,7 @@ def _status(session: NotebookSession, agent: Agent) -> str:
     tokens_in = sum(m.usage.input + m.usage.cache_read + m.usage.cache_write for m in assistants)
     tokens_out = sum(m.usage.output for m in assistants)
     cost = sum(m.usage.cost.total for m in assistants)
-    return "\n".join(
+    text = "\n".join(
         [
             f"model: {model.provider}/{model.id} (from {session.source_of(agent)})",
             f"running: {'yes' if agent.is_running else 'no'}",
@@ -385,6 +379,7 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
         ]
     )
+    return redact(text)
 
 
 def line_command(line: str) -> Any:
@@ -402,9 +397,9 @@ def line_command(line: str) -> Any:
             f"%agent: unknown command {command!r}; expected one of: {', '.join(LINE_COMMANDS)}"
         )
     if command == "last":
-        return session.last_reply
+        return redact(session.last_reply)
     if command == "events":
-        return [event.model_dump() for event in session.last_events]
+        return session.last_events
     if command == "undo":
         if session.current is not None and session.current.is_running:
             raise UsageError("%agent undo: a run is active; %agent abort first")
@@ -418,10 +413,10 @@ def line_command(line: str) -> Any:
         if agent.is_running:
             raise UsageError("%agent reset: a run is active; %agent abort first")
         agent.reset()
-        session.last_events = []
+        session.last_run = None
         print("conversation reset")
     elif command in ("steer", "followup"):
-        text = expand(rest, namespace)
+        text = _expanded(rest, namespace, f"%agent {command}")
         if not text:
             raise UsageError(f"%agent {command}: needs TEXT")
         if command == "steer":
@@ -456,6 +451,7 @@ def line_command(line: str) -> Any:
 
 @magics_class
 class AgentMagics(Magics):
+    @no_var_expand  # the magic expands {expr} itself, once (IPython's pass would run it twice)
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> Any:
         """%agent COMMAND (see ``%agent help``) or %%agent [options] + prompt in the body."""

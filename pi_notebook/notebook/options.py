@@ -17,8 +17,9 @@ APPROVE_MODES = ("writes", "all")
 
 DESCRIPTION = """\
 Run the agent on the cell body (the prompt). {name} / {expr} in the prompt are expanded from
-the notebook namespace like IPython shell commands ({{ and }} escape a brace; if an expression
-fails the prompt is sent unchanged). One default conversation persists across cells.
+the notebook namespace like IPython shell commands, each once ({{ and }} escape a brace; if an
+expression fails, nothing runs and the error names it). One default conversation persists
+across cells.
 The final assistant text of the last run is stored in the variable _agent_reply.
 """
 
@@ -151,7 +152,13 @@ def parse_options(line: str) -> AgentOptions:
         raise OptionsError(parser.format_help(), is_help=True)
     values = vars(namespace)
     values.pop("help")
-    values["tools"] = [name for item in values["tools"] for name in item.split(",") if name]
+    given = values["tools"]
+    values["tools"] = [name.strip() for item in given for name in item.split(",") if name.strip()]
+    if given and not values["tools"]:
+        raise OptionsError(
+            f"{parser.format_usage()}%%agent: error: --tools names no tool "
+            f"(got {' '.join(given)!r}); leave --tools out to keep the current tools"
+        )
     return AgentOptions(**values)
 
 

@@ -1,8 +1,9 @@
 """Plain-text rendering of a transcript, for plain mode, ``%agent history`` and nbval.
 
 The output is deterministic: no timestamps, timings, ids or token counts, so a notebook run in
-plain mode gives the same text every time. This module must never print (callers decide where
-text goes) and never render anything that could hold an API key other than message contents.
+plain mode gives the same text every time. Every rendering is redacted once, whole
+(``pi_notebook.ai.redact``): the transcript may hold a key a user typed or a model echoed, the
+output must not. This module must never print (callers decide where text goes).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from typing import Any
+
+from ..ai import redact
 
 
 def _text_of(content: Any) -> str:
@@ -29,7 +32,7 @@ def _indent(text: str) -> str:
     return text.replace("\n", "\n    ")
 
 
-def render_message(message: Any) -> list[str]:
+def _message_lines(message: Any) -> list[str]:
     role = getattr(message, "role", None)
     if role == "user":
         return [f"user: {_indent(_text_of(message.content))}"]
@@ -55,11 +58,17 @@ def render_message(message: Any) -> list[str]:
     return [f"{role or 'custom'}: {_indent(text)}"] if text else []
 
 
+def render_message(message: Any) -> list[str]:
+    """One message's lines, redacted."""
+    return [redact(line) for line in _message_lines(message)]
+
+
 def render_transcript(messages: Sequence[Any]) -> str:
+    """The transcript as plain text, redacted (one pass over the whole text)."""
     lines: list[str] = []
     for message in messages:
-        lines.extend(render_message(message))
-    return "\n".join(lines)
+        lines.extend(_message_lines(message))
+    return redact("\n".join(lines))
 
 
 def final_text(messages: Sequence[Any]) -> str:

@@ -2,9 +2,10 @@
 
 One :class:`NotebookSession` lives per process (``get_session()``). It owns the default
 ``Agent`` (created lazily on the resolved default model), remembers which agent the last
-``%%agent`` cell used (the target of the ``%agent`` line commands), the last run's events and
-final reply, and a background run if one was scheduled. It must never print, never touch the
-user namespace except through explicit calls from the magic, and never hold an API key.
+``%%agent`` cell used (the target of the ``%agent`` line commands), a bounded log of the last
+run (:class:`~.run_log.RunLog`) and its final reply, and a background run if one was
+scheduled. It must never print, never touch the user namespace except through explicit calls
+from the magic, and never hold an API key.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from ..agent import Agent
 from ..ai import Model
 from .models import ResolvedModel, check_api_key, resolve_default_model
+from .run_log import RunLog
 
 
 @dataclass
@@ -26,9 +28,15 @@ class NotebookSession:
     """The agent of the last ``%%agent`` cell (line commands act on it)."""
     model_source: dict[int, str] = field(default_factory=dict)
     """Per agent (by id): why its model was chosen."""
-    last_events: list[Any] = field(default_factory=list)
+    last_run: RunLog | None = None
+    """What the last ``%%agent`` run left for ``%agent events`` / ``status`` (bounded)."""
     last_reply: str = ""
     background: asyncio.Task[None] | None = None
+
+    @property
+    def last_events(self) -> list[dict[str, Any]]:
+        """The last run's events as ``%agent events`` shows them."""
+        return self.last_run.records() if self.last_run is not None else []
 
     def default_agent(self, namespace: Mapping[str, Any] | None = None) -> Agent:
         """The default conversation, created on the default model the first time."""

@@ -374,3 +374,39 @@ async def test_recording_a_model_without_a_provider_is_an_error_event(tmp_path: 
     check_replay([result])  # a failed recording is not a replay divergence
     assert handle_of(model).calls == 0  # type: ignore[union-attr]
     forget(model)
+
+
+async def test_a_recording_holds_no_secret_and_still_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The user's prompt carries a token from the environment and the model echoes it, split
+    # across chunks: neither the context entries, the deltas nor the final message keep it.
+    token = "ghp_" + "Sx1" * 12
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    server = ScriptServer()
+    await server.start()
+    path = tmp_path / "secret.replay.jsonl"
+    prompt = f"Is {token} a valid token?"
+    try:
+        server.queue(
+            stream_bytes(text_stream("It looks like ", token[:10], token[10:], "."), split=9)
+        )
+        model = record(openai_model(server.url), path)
+        agent = Agent(model=model, api_key=KEY)
+        await agent.prompt(prompt)
+        forget(model)
+    finally:
+        await aclose_client()
+        await server.stop()
+    text = path.read_text(encoding="utf-8")
+    assert token not in text and token[:10] not in text and token[10:] not in text
+    assert "[redacted: GITHUB_TOKEN]" in text
+
+    model = replay(path)
+    agent = Agent(model=model)
+    await agent.prompt(prompt)  # the same conversation matches its (redacted) recording
+    reply = agent.state.messages[-1]
+    assert reply.stop_reason == "stop", reply.error_message
+    assert reply.content[0].text == "It looks like [redacted: GITHUB_TOKEN]."
+    handle_of(model).assert_complete()
+    forget(model)

@@ -167,4 +167,24 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
         kernel.shutdown()
 
 
+@pytest.fixture(scope="module")
+def ui_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    """A kernel with the interactive UI (``%%agent`` displays the panel), one per module."""
+    tmp = tmp_path_factory.mktemp("ui-kernel")
+    env = kernel_env(tmp)
+    env.pop("PI_NOTEBOOK_UI")
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel(env=env, cwd=str(tmp), extra_arguments=[])
+    kernel = Kernel(km)
+    try:
+        kernel.ok("%load_ext pi_notebook")
+        kernel.ok(
+            "import asyncio\nimport pi_notebook.notebook as pn\n"
+            "from pi_notebook.ai import faux_assistant_message, register_faux_provider"
+        )
+        yield kernel
+    finally:
+        kernel.shutdown()
+
+
 assert sys.version_info >= (3, 11)

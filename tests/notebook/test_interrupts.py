@@ -74,7 +74,7 @@ def test_interrupt_during_a_tool_on_a_thread_aborts_the_run(kernel: Kernel) -> N
     assert sent
     assert result.error is not None and result.error["ename"] == "CancelledError"
     events = kernel.ok(
-        "evs = [e.type for e in pn.session().last_events]\n"
+        "evs = [e['type'] for e in pn.session().last_events]\n"
         "print(evs[-1], evs.count('turn_start') == evs.count('turn_end'),"
         " evs.count('tool_execution_start') == evs.count('tool_execution_end'))"
     ).stdout

@@ -170,7 +170,7 @@ def test_kernel_interrupt_cancels_the_run_and_next_cell_works(kernel: Kernel) ->
     assert "[interrupted" in result.stdout
     # the next cell runs normally and the transcript is valid (one closed, aborted turn)
     events = kernel.ok(
-        "evs = [e.type for e in pn.session().last_events]\n"
+        "evs = [e['type'] for e in pn.session().last_events]\n"
         "print(evs[0], evs[-1], evs.count('turn_start') == evs.count('turn_end'))"
     ).stdout
     assert events == "agent_start agent_end True\n"

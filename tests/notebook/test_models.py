@@ -12,6 +12,7 @@ import pytest
 
 from pi_notebook.agent import Agent
 from pi_notebook.notebook import magic, models
+from pi_notebook.notebook.expansion import ExpansionError
 from pi_notebook.notebook.options import OptionsError, parse_options
 from pi_notebook.notebook.session import NotebookSession
 
@@ -123,8 +124,34 @@ def test_options_parse_and_errors() -> None:
 
 
 def test_expand_like_ipython() -> None:
-    assert magic.expand("{a} {a + 1} {{x}} $a", {"a": 1}) == "1 2 {x} $a"
-    assert magic.expand("{missing} stays", {}) == "{missing} stays"
+    assert magic.expand("{a} {a + 1} {{x}} $a {a!r} {s[1:3]}", {"a": 1, "s": "abcd"}) == (
+        "1 2 {x} $a 1 bc"
+    )
+    with pytest.raises(ExpansionError, match=r"cannot expand \{missing\}: NameError"):
+        magic.expand("{missing} fails", {})
+    with pytest.raises(ExpansionError, match="cannot expand the prompt: Single '}'"):
+        magic.expand("a } b", {})
+
+
+def test_expand_evaluates_each_expression_once() -> None:
+    calls: list[int] = []
+
+    def tick() -> int:
+        calls.append(1)
+        return len(calls)
+
+    with pytest.raises(ExpansionError, match=r"\{nope\}"):
+        magic.expand("{tick()} {nope}", {"tick": tick})
+    assert calls == [1]
+    assert magic.expand("{tick()} and {tick()}", {"tick": tick}) == "2 and 3"
+
+
+def test_empty_tools_is_an_error() -> None:
+    for line in ("--tools ,,", "--tools ''", "--tools , ,"):
+        with pytest.raises(OptionsError, match="--tools names no tool"):
+            parse_options(line)
+    assert parse_options("--tools a,,b").tools == ["a", "b"]
+    assert parse_options("").tools == []
 
 
 async def test_demo_tour_never_runs_out() -> None:

@@ -14,40 +14,16 @@ import html
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
-from jupyter_client.manager import KernelManager
 
 from pi_notebook.notebook.panel.markdown import render_markdown
 from pi_notebook.notebook.panel.ops import apply_ops
 
-from .conftest import Kernel, kernel_env
+from .conftest import Kernel
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-SETUP = """
-import asyncio
-import pi_notebook.notebook as pn
-from pi_notebook.ai import faux_assistant_message, register_faux_provider
-"""
-
-
-@pytest.fixture(scope="module")
-def ui_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    tmp = tmp_path_factory.mktemp("ui-kernel")
-    env = kernel_env(tmp)
-    env.pop("PI_NOTEBOOK_UI")
-    km = KernelManager(kernel_name="python3")
-    km.start_kernel(env=env, cwd=str(tmp), extra_arguments=[])
-    kernel = Kernel(km)
-    try:
-        kernel.ok("%load_ext pi_notebook")
-        kernel.ok(SETUP)
-        yield kernel
-    finally:
-        kernel.shutdown()
 
 
 def script(kernel: Kernel, name: str, replies: list[str], tps: float | None = None) -> None:

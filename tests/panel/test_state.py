@@ -277,8 +277,8 @@ def test_error_message_reads_as_the_provider_message_without_secrets(
     assert error.startswith("401: invalid key ")
     assert "sk-live" not in error and "zzzz" not in error
     assert state.data["messages"][-1]["error"] == error
-    assert redact("Bearer abcdefghijklmnopqrstu") == "[redacted]"
-    assert redact("key sk-ant-api03-abcdefghijklmnop.") == "key [redacted]."
+    assert redact("Bearer abcdefghijklmnopqrstu") == "Bearer [redacted: bearer token]"
+    assert redact("key sk-ant-api03-abcdefghijklmnop.") == "key [redacted: api key]."
     ordinary = "risk-assessment-framework-v2 and task-management-systems, apikey docs"
     assert redact(ordinary) == ordinary
 
@@ -319,6 +319,18 @@ def test_a_key_like_tool_result_is_sent_once_not_on_every_update() -> None:
         ]
     )
     state, ops = reduce(run(collect_events(provider, "go", [leaky])))
-    assert state.data["tools"]["k1"]["result_text"] == "[redacted]"
+    assert state.data["tools"]["k1"]["result_text"] == "api_key=[redacted: api_key]"
     sets = [op for op in ops.ops if op[0] == "s" and op[1] == ["tools", "k1", "result_text"]]
-    assert [op[2] for op in sets] == ["[redacted]"]
+    assert [op[2] for op in sets] == ["api_key=[redacted: api_key]"]
+
+
+def test_a_key_in_streamed_text_never_leaves_in_an_op() -> None:
+    # Finished blocks and the tail are redacted as they are rendered (per frame, never per
+    # token), so the whole key is in no op, not only in the final state.
+    secret = "sk-" + "live1234" * 4
+    text = f"The key is {secret} here.\n\nNext **paragraph** streams.\n\n| a |\n|---|\n| {secret} |"
+    state, ops, frames = stream_in_frames(text, 1)
+    assert secret not in json.dumps(ops.ops)
+    assert secret not in json.dumps(frames)
+    html = html_of(state.data["messages"][1]["blocks"][0])
+    assert html.count("[redacted") == 2 and "<strong>paragraph</strong>" in html

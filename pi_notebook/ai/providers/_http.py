@@ -34,13 +34,13 @@ from ..event_stream import AssistantMessageEventStream
 from ..events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from ..partial import REQUEST_ABORTED
 from ..registry import maybe_await
+from ..secrets import redact as redact_secrets
 from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, empty_reply
 
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 MAX_ERROR_BODY_CHARS = 4000
 DEFAULT_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=60.0)
-REDACTED = "[REDACTED]"
 
 # --------------------------------------------------------------------------------------------
 # The pooled client
@@ -81,31 +81,9 @@ async def aclose_client() -> None:
 
 
 def redact(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every secret, and every way a library might print one, masked."""
-    for secret in secrets:
-        if not secret or len(secret) < 4:
-            continue
-        forms = {
-            secret,
-            repr(secret)[1:-1],
-            repr(secret.encode("utf-8", "backslashreplace"))[2:-1],
-            json.dumps(secret)[1:-1],
-        }
-        # A key with a control or non-ASCII character shows up cut at that character.
-        piece = []
-        for ch in secret:
-            if ch.isprintable() and ch.isascii():
-                piece.append(ch)
-            else:
-                if len(piece) >= 6:
-                    forms.add("".join(piece))
-                piece = []
-        if len(piece) >= 6:
-            forms.add("".join(piece))
-        for form in sorted(forms, key=len, reverse=True):
-            if form and form in text:
-                text = text.replace(form, REDACTED)
-    return text
+    """``text`` with every secret (``secrets`` in every form a library might print one, the
+    environment's keys, key shapes) masked: ``pi_notebook.ai.redact``, the one redaction."""
+    return redact_secrets(text, also=secrets)
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,20 +9,14 @@ from __future__ import annotations
 import os
 from urllib.parse import urlparse
 
+from ..secrets import API_KEY_ENV_VARS
 from ._http import ProviderError
 
 ENV_VARS: dict[str, tuple[str, ...]] = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "openrouter": ("OPENROUTER_API_KEY",),
-    "groq": ("GROQ_API_KEY",),
-    "deepseek": ("DEEPSEEK_API_KEY",),
-    "xai": ("XAI_API_KEY",),
-    "mistral": ("MISTRAL_API_KEY",),
-    "together": ("TOGETHER_API_KEY",),
-    "fireworks": ("FIREWORKS_API_KEY",),
-    "cerebras": ("CEREBRAS_API_KEY",),
+    name.removesuffix("_API_KEY").lower(): (name,) for name in API_KEY_ENV_VARS
 }
+"""Provider -> its key variables, from the one list in ``pi_notebook.ai.secrets``
+(``OPENAI_API_KEY`` is ``openai``'s)."""
 
 KEYLESS_PROVIDERS = frozenset({"ollama", "llamacpp", "vllm", "lmstudio"})
 """Local servers that need no key."""

@@ -11,6 +11,9 @@ not a rule). Parsing a suffix that starts at a closed block's boundary gives the
 parsing the whole text; link reference definitions are kept in a shared env, and
 :meth:`finish` renders the whole text once to be exact.
 
+A ``clean`` function (the panel passes :func:`pi_notebook.ai.redact`) is applied to the text of
+blocks as they finish and to the tail as it is rendered, never to a single streamed token.
+
 The cost of ``advance`` is that of the open region; for a very long open block (one huge
 paragraph or code fence) the region is re-parsed only after it grew by an eighth, so the total
 parsing work stays linear in the text. This module must stay pure.
@@ -18,6 +21,7 @@ parsing work stays linear in the text. This module must stay pure.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .markdown import Block, render_blocks, render_markdown
@@ -31,9 +35,10 @@ _OPEN_AFTER_BLANK = frozenset(("bullet_list_open", "ordered_list_open", "code_bl
 class BlockStream:
     """Finished blocks (HTML, final) and the open region (raw text) of a growing text."""
 
-    __slots__ = ("_env", "_parsed", "finished", "open")
+    __slots__ = ("_clean", "_env", "_parsed", "finished", "open")
 
-    def __init__(self) -> None:
+    def __init__(self, clean: Callable[[str], str] = str) -> None:
+        self._clean = clean
         self.open = ""
         """The text not yet in a finished block (it starts at a block boundary)."""
         self.finished: list[str] = []
@@ -55,7 +60,12 @@ class BlockStream:
         cut_block, cut_at = self._cut(region, blocks)
         if cut_block == 0:
             return []
-        done = [block.html for block in blocks[:cut_block]]
+        source = region[:cut_at]
+        cleaned = self._clean(source)
+        if cleaned == source:
+            done = [block.html for block in blocks[:cut_block]]
+        else:  # rendered again from the cleaned text (it may even split differently)
+            done = [block.html for block in render_blocks(cleaned, self._env)]
         self.finished.extend(done)
         self.open = self.open[cut_at:]
         self._parsed -= cut_at
@@ -85,7 +95,7 @@ class BlockStream:
 
     def tail_html(self) -> str:
         """The open region rendered as it stands (it may change with the next text)."""
-        return render_markdown(self.open) if self.open.strip() else ""
+        return render_markdown(self._clean(self.open)) if self.open.strip() else ""
 
     @staticmethod
     def finish(text: str) -> list[str]:

@@ -23,8 +23,6 @@ must stay pure: no I/O, no widgets, no event loop.
 from __future__ import annotations
 
 import json
-import os
-import re
 import time
 from collections.abc import Callable
 from typing import Any, assert_never
@@ -42,6 +40,7 @@ from ...agent import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from ...ai import redact
 from .blocks import BlockStream
 from .markdown import render_markdown
 from .ops import OpSink, Path, utf16_len
@@ -50,24 +49,10 @@ from .ops import OpSink, Path, utf16_len
 MAX_RESULT_CHARS = 100_000
 #: Image types the panel shows (SVG is left out: it can carry script).
 IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
-_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY")
-_KEY_PATTERN = re.compile(
-    r"(\bsk-[A-Za-z0-9_\-]{16,}|\b(?i:bearer)\s+[A-Za-z0-9_\-\.=]{16,}|"
-    r"(?i:api[_-]?key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-\.]{8,})"
-)
 STATES = ("idle", "streaming", "running-tools", "aborted", "error", "done")
 #: Longest streaming tail (characters) sent as rendered HTML at every flush; a longer one is
 #: sent as raw text until its block ends (so a frame's cost stays bounded).
 TAIL_LIMIT = 2_000
-
-
-def redact(text: str) -> str:
-    """``text`` with anything that looks like an API key (or is one in the env) replaced."""
-    for var in _KEY_VARS:
-        secret = os.environ.get(var)
-        if secret and len(secret) >= 8 and secret in text:
-            text = text.replace(secret, "[redacted]")
-    return _KEY_PATTERN.sub("[redacted]", text)
 
 
 def _copy(value: Any) -> Any:
@@ -100,10 +85,12 @@ def _content_parts(content: Any) -> tuple[str, list[dict[str, str]]]:
 
 
 def _args_text(arguments: Any) -> str:
+    """A tool call's final arguments, redacted (the streamed ones are replaced by these)."""
     try:
-        return json.dumps(arguments, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+        text = json.dumps(arguments, ensure_ascii=False, indent=2, sort_keys=True, default=str)
     except (TypeError, ValueError):
-        return str(arguments)
+        text = str(arguments)
+    return redact(text)
 
 
 def _namespace_diff(details: Any) -> dict[str, list[str]] | None:
@@ -163,7 +150,7 @@ class _OpenText:
         self.block = block
         self.parts: list[str] = []
         self.path = path
-        self.stream: BlockStream | None = BlockStream()
+        self.stream: BlockStream | None = BlockStream(redact)
         self.dirty = False
         self.ended: str | None = None
         """The block's whole text once it ended (its HTML is then final)."""
@@ -478,8 +465,8 @@ class PanelState:
             open_text = self._blocks.get(sub.content_index) or self._open_text(
                 sub.content_index, kind[: -len("_end")]
             )
-            if open_text is not None:
-                open_text.end(self.sink, sub.content)
+            if open_text is not None:  # it streamed raw; what it keeps is redacted
+                open_text.end(self.sink, redact(sub.content))
         elif kind == "toolcall_start":
             self._tool_block(sub.content_index, sub.partial)
         elif kind == "toolcall_end":
@@ -592,9 +579,9 @@ class PanelState:
         final: list[tuple[str, str]] = []
         for block in message.content:
             if block.type == "text" and block.text:
-                final.append(("text", block.text))
+                final.append(("text", redact(block.text)))
             elif block.type == "thinking" and block.thinking:
-                final.append(("thinking", block.thinking))
+                final.append(("thinking", redact(block.thinking)))
             elif block.type == "toolCall":
                 final.append(("toolCall", block.id))
                 self._new_card(block.id, block.name, _args_text(block.arguments))
@@ -733,11 +720,11 @@ def _plain_entry(message: Any) -> dict[str, Any]:
             "is_error": bool(message.is_error),
         }
     if role == "user":
-        return {"role": "user", "html": render_markdown(text), "images": images}
+        return {"role": "user", "html": render_markdown(redact(text)), "images": images}
     return {
         "role": "custom",
         "custom_role": str(role),
-        "html": render_markdown(text),
+        "html": render_markdown(redact(text)),
         "images": images,
     }
 
