@@ -241,6 +241,10 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
   const fillText = (body, block) => {
     const tail = h(doc, "div", "pi-tail");
     body.replaceChildren(tail);
+    if (block.html === undefined && typeof block.text === "string") {
+      // Widget state saved by an older version (blocks of raw text): show it as text.
+      block = { html: [], tail: "", raw: block.text };
+    }
     const rec = { html: block.html, count: 0, chunk: null, inChunk: 0, tail, tailHtml: "", raw: null };
     shown.set(body, rec);
     appendBlocks(rec, block.html || [], 0);
@@ -305,7 +309,8 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
         node.append(text);
       } else {
         const text = h(doc, "div", "pi-text");
-        text.innerHTML = entry.html || "";
+        if (typeof entry.html === "string") text.innerHTML = entry.html;
+        else text.textContent = entry.text || ""; // widget state saved by an older version
         node.append(text);
       }
       for (const image of entry.images || []) {

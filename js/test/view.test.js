@@ -360,3 +360,16 @@ test("finished blocks are inserted once and never re-rendered; only the tail cha
   assert.equal(body.querySelector("table td").textContent, "a");
   assert.ok(title.isConnected);
 });
+
+test("widget state saved by an older version (raw text blocks) still shows its text", () => {
+  const { doc, view } = setup();
+  view.adopt(state({
+    messages: [
+      { role: "user", text: "<b>old</b> prompt", images: [] },
+      { role: "assistant", blocks: [{ type: "text", text: "old **answer**" }], stop_reason: "stop", error: null },
+    ],
+  }));
+  assert.equal(doc.querySelector('.pi-message[data-role="user"] .pi-text').textContent, "<b>old</b> prompt");
+  assert.equal(doc.querySelector('.pi-message[data-role="assistant"] .pi-text').textContent, "old **answer**");
+  assert.equal(doc.querySelector(".pi-panel b"), null);
+});
