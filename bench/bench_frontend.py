@@ -11,9 +11,9 @@ Figures, around 1k, 10k and 50k tokens into the answer (the frames in the last t
 each mark):
 
 * **ours**: main-thread ms per frame, from handing the frame to the view to the end of a
-  forced style + layout (``offsetHeight``): script, DOM and layout, not paint (mean and p95
-  over the window: Chromium rounds ``performance.now()`` to 0.1 ms in a page without
-  cross-origin isolation);
+  forced style + layout (``offsetHeight``): script, DOM and layout, not paint (median, mean
+  and p95 over the window: Chromium rounds ``performance.now()`` to 0.1 ms in a page without
+  cross-origin isolation, and the mean also carries GC pauses and a shared machine's noise);
 * **full re-render**: the peer, what a view that re-renders the whole answer per frame pays:
   ``innerHTML`` of the whole answer's HTML so far plus the same forced layout;
 * **kernel**: the reducer's ms per frame (``PanelState.render``: finished blocks, the tail).
@@ -201,24 +201,26 @@ def main() -> None:
             rows.append((mark, mine, peer, window(kernel, args.frame_tokens, mark)))
         browser.close()
 
-    # Chromium rounds performance.now() to 0.1 ms here (no cross-origin isolation), so per
-    # frame figures are means over the window, with its p95.
-    print("\nmain-thread ms per frame (mean, p95), ours vs a full re-render of the answer:")
+    # Chromium rounds performance.now() to 0.1 ms here (no cross-origin isolation): medians
+    # are in 0.1 ms steps, so the mean is shown too (it also carries GC pauses and the noise of
+    # a shared machine, which the median leaves out).
+    print("\nmain-thread ms per frame, ours vs a full re-render of the answer:")
     print(
-        f"  {'tokens':>7}  {'ours':>15}  {'full re-render':>16}  {'full / ours':>11}  "
-        f"{'kernel ms/frame':>15}"
+        f"  {'tokens':>7}  {'ours: median':>12} {'mean':>6} {'p95':>6}  "
+        f"{'full: median':>12} {'mean':>7}  {'full / ours':>11}  {'kernel ms/frame':>15}"
     )
     for mark, mine, peer, cost in rows:
-        m, p = statistics.fmean(mine), statistics.fmean(peer)
+        m, p = statistics.median(mine), statistics.median(peer)
         print(
-            f"  {mark:>7,}  {m:>7.3f} {pct(mine, 0.95):>7.3f}  {p:>8.2f} {pct(peer, 0.95):>7.2f}"
-            f"  {p / max(m, 1e-6):>10.0f}x  {statistics.fmean(cost):>15.3f}"
+            f"  {mark:>7,}  {m:>12.2f} {statistics.fmean(mine):>6.2f} {pct(mine, 0.95):>6.2f}  "
+            f"{p:>12.2f} {statistics.fmean(peer):>7.2f}  {p / max(m, 0.1):>10.0f}x  "
+            f"{statistics.median(cost):>15.3f}"
         )
     first, last = rows[0], rows[-1]
-    growth = statistics.fmean(last[1]) / max(statistics.fmean(first[1]), 1e-6)
-    peer_growth = statistics.fmean(last[2]) / max(statistics.fmean(first[2]), 1e-6)
+    growth = statistics.median(last[1]) / max(statistics.median(first[1]), 0.1)
+    peer_growth = statistics.median(last[2]) / max(statistics.median(first[2]), 0.1)
     print(
-        f"\n  from {first[0]:,} to {last[0]:,} tokens: ours x{growth:.2f}, "
+        f"\n  from {first[0]:,} to {last[0]:,} tokens (medians): ours x{growth:.2f}, "
         f"full re-render x{peer_growth:.1f}"
     )
 

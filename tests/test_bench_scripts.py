@@ -61,7 +61,7 @@ def test_bench_frontend_prints_ours_next_to_a_full_re_render() -> None:
     assert "answer: 120 tokens" in out and "full re-render" in out
     for mark in ("40", "120"):
         assert any(line.split()[:1] == [mark] for line in out.splitlines()), out
-    assert "from 40 to 120 tokens: ours x" in out
+    assert "from 40 to 120 tokens (medians): ours x" in out
 
 
 @pytest.mark.timeout(300)
