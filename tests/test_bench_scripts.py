@@ -76,3 +76,11 @@ def test_bench_memory_prints_every_mode_next_to_the_bare_agent() -> None:
         "%agent events after a 200-token",
     ):
         assert row in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_undo_prints_the_floor_and_ours_for_both_codes() -> None:
+    out = run_bench("bench_undo.py", "--arrays", "2", "--mb", "1")
+    for row in ("reads    floor", "reads    ours", "methods  floor", "methods  ours"):
+        assert row in out
+    assert "ours / floor" in out

@@ -70,6 +70,8 @@ class AgentTool(Tool):
     (accumulated, not deltas); calls after the tool settled are ignored.
     """
     execution_mode: ToolExecutionMode | None = None
+    writes_namespace: bool = False
+    """The tool writes notebook variables or runs code: ``--approve writes`` asks before it."""
     prepare_arguments: Callable[[Any], Any] | None = None
     """Compatibility shim run before validation; returning the same object keeps the call."""
 

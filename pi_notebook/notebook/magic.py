@@ -188,10 +188,11 @@ def _max_turns_hook(
 def _install_tool_hooks(
     agent: Agent, options: AgentOptions, namespace: dict[str, Any], panel: AgentPanel | None
 ) -> Callable[[], None]:
-    """Start this run's undo step and install ``--approve``; returns what undoes the hook."""
-    begin_run(namespace)
+    """Start this run's undo step (in the agent's own undo record) and install ``--approve``;
+    returns what ends both."""
+    end_undo_step = begin_run(namespace, agent)
     if options.approve is None:
-        return lambda: None
+        return end_undo_step
     previous = agent.before_tool_call
     approver = preferring_programmatic(panel.request_approval if panel is not None else None)
     mode: ApprovalMode = "all" if options.approve == "all" else "writes"
@@ -199,6 +200,7 @@ def _install_tool_hooks(
 
     def restore() -> None:
         agent.before_tool_call = previous
+        end_undo_step()
 
     return restore
 
@@ -400,10 +402,10 @@ def line_command(line: str) -> Any:
         return redact(session.last_reply)
     if command == "events":
         return session.last_events
-    if command == "undo":
+    if command == "undo":  # the undo record of the last %%agent cell's conversation
         if session.current is not None and session.current.is_running:
             raise UsageError("%agent undo: a run is active; %agent abort first")
-        print(undo_tools(namespace).text())
+        print(undo_tools(namespace, session.current).text())
         return None
     try:
         agent = session.target(namespace)

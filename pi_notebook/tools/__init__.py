@@ -3,7 +3,8 @@
 - :func:`tool` (``@tool``): an ``AgentTool`` from a typed Python function.
 - :func:`notebook_tools`: ``list_variables``, ``inspect_variable``, ``run_python``,
   ``set_variable`` on the notebook namespace (``%%agent --tools notebook``).
-- :func:`undo` / ``%agent undo``: put back the variables the agent's last run wrote;
+- :func:`undo` / ``%agent undo``: put back the variables a conversation's last run wrote (each
+  conversation has its own record; what the user changed since is kept);
   :func:`protect`: names the agent may not write.
 - Approvals: :class:`ApprovalRequest`, :data:`Approver`, :func:`set_approver`,
   :func:`approval_hook` (``%%agent --approve writes|all``).

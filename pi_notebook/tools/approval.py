@@ -67,8 +67,8 @@ def preferring_programmatic(fallback: Approver | None) -> ApproverGetter:
 
 
 def writes_namespace(tool: AgentTool) -> bool:
-    """Whether ``tool`` writes notebook variables or runs code (marked on its ``execute``)."""
-    return bool(getattr(tool.execute, "writes_namespace", False))
+    """Whether ``tool`` writes notebook variables or runs code (its ``writes_namespace``)."""
+    return tool.writes_namespace
 
 
 def summarize(tool_name: str, args: dict[str, Any]) -> str:

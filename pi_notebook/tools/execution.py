@@ -1,198 +1,36 @@
 """Running agent-written Python in the notebook namespace, on a worker thread, abortably.
 
-:func:`run_code` compiles the code (the last expression's value is returned, as in a cell),
-runs it on a daemon thread so the kernel's event loop keeps serving messages, and captures
-``print`` output of *that thread only* (a thread-aware proxy on ``sys.stdout``/``sys.stderr``
-routes every other thread's writes to the real streams). When the abort signal fires, the
-thread gets an asynchronous :class:`RunAborted` exception (``PyThreadState_SetAsyncExc``: raised
-at the next bytecode boundary, so ``while True: pass`` stops at once) and ``time.sleep`` in a
-run thread is woken up (``time.sleep`` is wrapped, for run threads only, by an interruptible
-wait). Code blocked in other C calls stops when the call returns to Python; ``run_code`` waits
-``grace`` seconds for that and otherwise reports it still running.
+:func:`run_code` compiles the code (the last expression's value is returned, as in a cell) and
+runs it with :func:`~.worker.run_on_thread`, so the kernel's event loop keeps serving messages
+and an abort stops busy loops and ``time.sleep`` at once (code blocked in another C call stops
+when the call returns; ``run_code`` waits ``grace`` seconds for that and otherwise reports it
+still running). ``print`` output of *that thread only* is captured (:mod:`.capture`), and the
+code may not end or fork the kernel (:mod:`.kernel_guard`: such a call fails the run with the
+rule as its error).
 
 This module must never block the event loop while user code runs and never redirect the
 output of code it did not start.
-
-Two CPython details shape it. ``print`` (and every C caller of ``PySys_GetObject``) holds only a
-*borrowed* reference to ``sys.stdout`` while it writes, so a stream object put on ``sys.stdout``
-must never be freed while another thread may be inside ``print``: the routers are created once
-and live as long as the process (freeing one mid-``print`` crashed the interpreter). And an
-asynchronous exception lands at *any* bytecode boundary, so it is sent at most once, only while
-the user code runs, never while the thread waits in the interruptible ``time.sleep`` (which
-raises :class:`RunAborted` itself, outside ``threading``'s lock-juggling code), and a pending one
-is withdrawn before the thread runs this module's bookkeeping.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
-import ctypes
 import linecache
 import sys
-import threading
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, SupportsIndex, TextIO
+from typing import Any
 
 from ..ai import AbortSignal
+from . import kernel_guard
+from .capture import BoundedBuffer, OutputProgress, capture
+from .worker import RunAborted, run_on_thread
 
 DEFAULT_OUTPUT_CHARS = 4000
-
-
-class RunAborted(BaseException):
-    """Raised inside run_python code when the run is aborted (not an ``Exception``)."""
-
-
-# -- output capture ------------------------------------------------------------------------------
-
-
-class BoundedBuffer:
-    """Keeps the first and the last part of what is written, and counts the rest."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.head: list[str] = []
-        self.head_len = 0
-        self.tail = ""
-        self.total = 0
-
-    def write(self, text: str) -> int:
-        """Take ``text`` (kept or only counted); returns its length, as a stream does."""
-        written = len(text)
-        self.total += written
-        room = self.limit // 2 - self.head_len
-        if room > 0:
-            self.head.append(text[:room])
-            self.head_len += len(text[:room])
-            text = text[room:]
-        if text:
-            self.tail = (self.tail + text)[-(self.limit - self.limit // 2) :]
-        return written
-
-    def getvalue(self) -> str:
-        head = "".join(self.head)
-        kept = len(head) + len(self.tail)
-        if kept >= self.total:
-            return head + self.tail
-        return f"{head}\n... [{self.total - kept} characters omitted]\n{self.tail}"
-
-
-class _ThreadRouter:
-    """A stand-in for a standard stream: run threads write to their buffer, others through.
-
-    Never freed (see the module doc): ``original`` is the stream it stood in for most recently.
-    """
-
-    def __init__(self, original: TextIO | None, buffers: dict[int, BoundedBuffer]) -> None:
-        self.original = original
-        self._buffers = buffers
-
-    def write(self, text: str) -> int:
-        buffer = self._buffers.get(threading.get_ident())
-        if buffer is not None:
-            return buffer.write(text)
-        original = self.original
-        if original is None:  # no stream at all (pythonw): print() would drop the text too
-            return len(text)
-        return original.write(text)
-
-    def writelines(self, lines: list[str]) -> None:
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        original = self.original
-        if threading.get_ident() not in self._buffers and original is not None:
-            original.flush()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.original, name)
-
-
-class _Capture:
-    """Installs the routers on ``sys.stdout``/``sys.stderr`` while any run may print."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.users = 0
-        self.stdout: dict[int, BoundedBuffer] = {}
-        self.stderr: dict[int, BoundedBuffer] = {}
-        # Created once, referenced here for good: a router is never deallocated, so a thread
-        # inside print() with a borrowed reference to it stays safe whatever the swaps.
-        self.out_router = _ThreadRouter(sys.stdout, self.stdout)
-        self.err_router = _ThreadRouter(sys.stderr, self.stderr)
-
-    def acquire(self) -> None:
-        """One more run: (re)install the routers over whatever the streams are now."""
-        with self.lock:
-            self.users += 1
-            # Plain attribute reads and stores, no calls, between the check and the swap (so no
-            # thread switch there). Checked on every acquire: a stream replaced meanwhile (pytest's
-            # capture, IPython's %%capture) is wrapped again instead of silently not captured.
-            if sys.stdout is not self.out_router:
-                self.out_router.original = sys.stdout
-                sys.stdout = self.out_router
-            if sys.stderr is not self.err_router:
-                self.err_router.original = sys.stderr
-                sys.stderr = self.err_router
-
-    def release(self) -> None:
-        """One run fewer: the last one puts the streams back (unless replaced meanwhile)."""
-        with self.lock:
-            self.users -= 1
-            if self.users == 0:
-                if sys.stdout is self.out_router:
-                    sys.stdout = self.out_router.original
-                if sys.stderr is self.err_router:
-                    sys.stderr = self.err_router.original
-
-
-_capture = _Capture()
-
-# -- aborting ----------------------------------------------------------------------------------
-
-# int PyThreadState_SetAsyncExc(unsigned long id, PyObject *exc), declared rather than guessed
-# (and not through the shared ctypes.pythonapi attribute, whose signature others may set).
-# PYFUNCTYPE: called with the GIL held, as the C API requires.
-_set_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
-    ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
-)
-
-
-def _send_async_exc(ident: int, exc: type[BaseException] | None) -> int:
-    """Set (``None``: withdraw) the exception pending for thread ``ident``; threads affected."""
-    affected = int(_set_async_exc(ident, ctypes.py_object() if exc is None else exc))
-    if affected > 1:  # the C API's documented remedy for "more than one thread state matched"
-        _set_async_exc(ident, ctypes.py_object())
-    return affected
-
-
-# -- interruptible sleep -----------------------------------------------------------------------
-
-_workers: dict[int, _Worker] = {}
-_original_sleep = time.sleep
-
-
-def _sleep(seconds: float | SupportsIndex) -> None:
-    worker = _workers.get(threading.get_ident())
-    if worker is None:
-        _original_sleep(seconds)
-        return
-    seconds = float(seconds)
-    if seconds < 0:
-        raise ValueError("sleep length must be non-negative")
-    worker.sleep(seconds)
-
-
-def _install_sleep() -> None:
-    if time.sleep is not _sleep:
-        time.sleep = _sleep
-
-
-# -- running -----------------------------------------------------------------------------------
+PROGRESS_INTERVAL = 0.1
+"""Seconds between two reports of a run's output while it runs (at most ~10 a second)."""
 
 
 @dataclass
@@ -243,118 +81,6 @@ def short_traceback(exc: BaseException, filename: str, frames: int = 5) -> str:
 _counter = iter(range(1, sys.maxsize))
 
 
-class _Worker:
-    """One code run on its own daemon thread; :meth:`abort` interrupts it.
-
-    ``lock`` guards the flags. ``running``: the user code may run, so an abort may raise into
-    the thread. ``sleeping``: the thread waits in the interruptible sleep, so an abort only sets
-    ``stop``. ``sent``: the one asynchronous exception was sent. ``finished``: the thread has
-    delivered its result. ``owns_capture``: it releases the output capture when it ends (run_code
-    stopped waiting for it).
-    """
-
-    def __init__(
-        self,
-        body: Any,
-        last: Any | None,
-        namespace: dict[str, Any],
-        stdout: BoundedBuffer,
-        stderr: BoundedBuffer,
-        settle: Callable[[tuple[Any, bool, BaseException | None]], None],
-    ) -> None:
-        self.body = body
-        self.last = last
-        self.namespace = namespace
-        self.stdout = stdout
-        self.stderr = stderr
-        self.settle = settle
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
-        self.running = False
-        self.sleeping = False
-        self.aborted = False
-        self.sent = False
-        self.finished = False
-        self.owns_capture = False
-        self.thread = threading.Thread(target=self._work, name="pi-run-python", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def abort(self) -> None:
-        """Wake the interruptible sleep, or raise :class:`RunAborted` in the thread (once)."""
-        with self.lock:
-            self.aborted = True
-            self.stop.set()
-            ident = self.thread.ident
-            if self.running and not self.sleeping and not self.sent and ident is not None:
-                self.sent = _send_async_exc(ident, RunAborted) > 0
-
-    def sleep(self, seconds: float) -> None:
-        """``time.sleep`` for this run's thread: returns early, raising, when aborted."""
-        with self.lock:
-            if self.aborted:  # also covers an exception sent but not landed yet
-                raise RunAborted("aborted")
-            self.sleeping = True
-        try:
-            stopped = self.stop.wait(seconds)
-        finally:
-            with self.lock:
-                self.sleeping = False
-        if stopped:
-            raise RunAborted("aborted")
-
-    def _user_code(self) -> tuple[Any, bool, BaseException | None]:
-        try:
-            exec(self.body, self.namespace)
-            if self.last is not None:
-                return eval(self.last, self.namespace), True, None
-            return None, False, None
-        except BaseException as exc:  # the code's failure (or the abort) is the result
-            return None, False, exc
-
-    def _work(self) -> None:
-        ident = threading.get_ident()
-        _capture.stdout[ident] = self.stdout
-        _capture.stderr[ident] = self.stderr
-        _workers[ident] = self
-        result: tuple[Any, bool, BaseException | None] = (None, False, RunAborted("aborted"))
-        try:  # from here on an abort may land at any bytecode: everything is inside the try
-            with self.lock:
-                self.running = not self.aborted
-            if self.running:
-                result = self._user_code()
-        except RunAborted as exc:  # landed outside the user code's own try
-            result = (None, False, exc)
-        while True:  # stop accepting aborts; withdraw the one sent if it has not landed yet
-            try:
-                with self.lock:
-                    self.running = False
-                    if self.sent:  # it may have landed already: withdrawing is harmless
-                        _send_async_exc(ident, None)
-                        self.sent = False
-                break
-            except RunAborted as exc:
-                result = (None, False, exc)
-        # No asynchronous exception can reach this thread any more.
-        _capture.stdout.pop(ident, None)
-        _capture.stderr.pop(ident, None)
-        _workers.pop(ident, None)
-        with self.lock:  # before settling, so that run_code normally releases the capture
-            self.finished = True
-            release = self.owns_capture
-        if release:
-            _capture.release()
-        self.settle(result)
-
-    def hand_over_capture(self) -> bool:
-        """Called by run_code when it stops waiting: False when the thread is already done
-        with the capture (the caller releases it), True when the thread will release it."""
-        with self.lock:
-            self.owns_capture = not self.finished
-            return self.owns_capture
-
-
 async def run_code(
     code: str,
     namespace: dict[str, Any],
@@ -363,84 +89,80 @@ async def run_code(
     tree: ast.Module | None = None,
     output_chars: int = DEFAULT_OUTPUT_CHARS,
     grace: float = 1.0,
+    on_output: Callable[[str, str], None] | None = None,
 ) -> RunOutcome:
     """Run ``code`` with ``namespace`` as globals on a worker thread; see the module doc.
 
     ``tree``: ``code`` already parsed, handed to :func:`compile_code` (which consumes it).
+    ``on_output(stdout, stderr)`` gets the (bounded) output so far while the code runs, on the
+    loop's thread, at most every :data:`PROGRESS_INTERVAL` seconds and only after output grew.
     """
     filename = f"<run_python-{next(_counter)}>"
     body, last = compile_code(code, filename, tree)
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[tuple[Any, bool, BaseException | None]] = loop.create_future()
-    stdout = BoundedBuffer(output_chars)
-    stderr = BoundedBuffer(output_chars)
+    progress: OutputProgress | None = None
+    if on_output is not None:
 
-    def set_done(result: tuple[Any, bool, BaseException | None]) -> None:
-        if not done.done():
-            done.set_result(result)
+        def report() -> None:
+            on_output(stdout.getvalue(), stderr.getvalue())
 
-    def settle(result: tuple[Any, bool, BaseException | None]) -> None:
-        try:
-            loop.call_soon_threadsafe(set_done, result)
-        except RuntimeError:  # the loop is closed: nobody waits any more
-            pass
+        progress = OutputProgress(asyncio.get_running_loop(), report, PROGRESS_INTERVAL)
+    stdout = BoundedBuffer(output_chars, progress)
+    stderr = BoundedBuffer(output_chars, progress)
 
-    worker = _Worker(body, last, namespace, stdout, stderr, settle)
-    _install_sleep()
-    _capture.acquire()
-    begin = time.perf_counter()
-    remove = signal.add_listener(worker.abort) if signal is not None else None
+    def call() -> tuple[Any, bool]:
+        exec(body, namespace)
+        if last is not None:
+            return eval(last, namespace), True
+        return None, False
+
+    refused: list[str] = []
+
+    def enter() -> None:
+        capture.route(stdout, stderr)
+        refused[:] = []
+        kernel_guard.enter(refused)
+
+    def leave() -> None:
+        kernel_guard.leave()
+        capture.unroute()
+
+    kernel_guard.install()
+    capture.acquire()
+    # Normally the thread is done in time and the capture is released on the loop's thread; a
+    # thread stuck in a C call releases it itself when it ends (the stand-ins are never freed,
+    # so a swap from that thread cannot pull a stream from under a concurrent print()).
     try:
-        worker.start()
-        value, has_value, error = await _wait(done, signal, grace)
-    except TimeoutError:
-        return RunOutcome(
-            stdout.getvalue(),
-            stderr.getvalue(),
-            aborted=True,
-            still_running=True,
-            seconds=time.perf_counter() - begin,
+        outcome = await run_on_thread(
+            call,
+            signal,
+            grace=grace,
+            name="pi-run-python",
+            enter=enter,
+            leave=leave,
+            release=capture.release,
         )
     finally:
-        if remove is not None:
-            remove()
-        # Normally the thread is done: release here, on the event loop's thread. A thread stuck
-        # in a C call releases the capture itself when it ends (the routers are never freed,
-        # so a swap from that thread cannot pull a stream from under a concurrent print()).
-        if not worker.hand_over_capture():
-            _capture.release()
-    seconds = time.perf_counter() - begin
-    if error is not None:
-        if isinstance(error, RunAborted) or worker.aborted:
-            return RunOutcome(stdout.getvalue(), stderr.getvalue(), aborted=True, seconds=seconds)
+        if progress is not None:
+            progress.close()  # the result follows: no progress after it
+    out, err, seconds = stdout.getvalue(), stderr.getvalue(), outcome.seconds
+    if refused:  # also when the code caught the refusal and went on
+        return RunOutcome(out, err, error=refused[0], seconds=seconds)
+    if outcome.aborted:
         return RunOutcome(
-            stdout.getvalue(),
-            stderr.getvalue(),
-            error=short_traceback(error, filename),
-            seconds=seconds,
+            out, err, aborted=True, still_running=outcome.still_running, seconds=seconds
         )
-    return RunOutcome(stdout.getvalue(), stderr.getvalue(), value, has_value, seconds=seconds)
+    if outcome.error is not None:
+        return RunOutcome(out, err, error=short_traceback(outcome.error, filename), seconds=seconds)
+    value, has_value = outcome.value
+    return RunOutcome(out, err, value, has_value, seconds=seconds)
 
 
-async def _wait(
-    done: asyncio.Future[tuple[Any, bool, BaseException | None]],
-    signal: AbortSignal | None,
-    grace: float,
-) -> tuple[Any, bool, BaseException | None]:
-    """The thread's result; after an abort, at most ``grace`` more seconds (else TimeoutError)."""
-    waiting: list[asyncio.Future[Any]] = [done]
-    if signal is not None:
-        waiting.append(asyncio.ensure_future(signal.wait()))
-    try:
-        # A kernel interrupt that the OS delivers to the worker thread still wakes this wait:
-        # the extension gives the loop a signal wake-up socket (pi_notebook.notebook.interrupts).
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for future in waiting[1:]:
-            future.cancel()
-    if done.done():
-        return done.result()
-    return await asyncio.wait_for(asyncio.shield(done), grace)
-
-
-__all__ = ["DEFAULT_OUTPUT_CHARS", "BoundedBuffer", "RunAborted", "RunOutcome", "run_code"]
+__all__ = [
+    "DEFAULT_OUTPUT_CHARS",
+    "BoundedBuffer",
+    "RunAborted",
+    "RunOutcome",
+    "compile_code",
+    "run_code",
+    "short_traceback",
+]

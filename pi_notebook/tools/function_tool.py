@@ -6,8 +6,10 @@ the type hints -- anything pydantic understands: pydantic models, ``Literal``, o
 defaults -- and are validated (with Pi-style coercion) before the call. ``signal`` and
 ``on_update`` parameters are injected (the abort signal and a progress callback taking any
 value a tool may return) and left out of the schema. The return value becomes the result
-(:func:`pi_notebook.tools.results.to_result`). Sync functions run on the event loop like a
-cell; async functions are awaited.
+(:func:`pi_notebook.tools.results.to_result`). Async functions are awaited on the event loop;
+sync functions run on a worker thread (:func:`~.worker.run_on_thread`, in the caller's context),
+so a blocking call cannot freeze the kernel: the stop button and Abort end ``time.sleep`` and busy
+loops there as they do in ``run_python``, and ``on_update`` may be called from that thread.
 
 Re-running the cell that defines a tool replaces it: the latest tool of each name is kept in a
 registry and :func:`refresh_tools` swaps older definitions in an agent's tool list for it.
@@ -15,8 +17,11 @@ registry and :func:`refresh_tools` swaps older definitions in an agent's tool li
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import inspect
 import re
+import threading
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, overload
@@ -27,8 +32,11 @@ from ..agent.types import AgentTool, AgentToolResult, ToolExecutionMode, ToolUpd
 from ..ai import AbortSignal
 from .results import to_result
 from .summary import DEFAULT_MAX_CHARS
+from .worker import run_on_thread
 
 INJECTED = ("signal", "on_update")
+TOOL_GRACE_SECONDS = 1.0
+"""How long an aborted sync tool stuck in a C call is waited for (the loop's own grace is 2 s)."""
 
 _latest: dict[str, AgentTool] = {}
 """The newest function tool of each name (what re-running a defining cell replaces)."""
@@ -42,14 +50,17 @@ class FunctionExecute:
         fn: Callable[..., Any],
         fields: list[str],
         injected: set[str],
-        writes_namespace: bool,
         max_chars: int,
+        grace: float = TOOL_GRACE_SECONDS,
+        *,
+        registered: bool = True,
     ) -> None:
         self.fn = fn
+        self.registered = registered
         self.fields = fields
         self.injected = injected
-        self.writes_namespace = writes_namespace
         self.max_chars = max_chars
+        self.grace = grace
 
     async def __call__(
         self,
@@ -65,16 +76,50 @@ class FunctionExecute:
         if "signal" in self.injected:
             kwargs["signal"] = signal
         if "on_update" in self.injected:
-            max_chars = self.max_chars
-
-            def progress(value: Any) -> None:
-                on_update(to_result(value, max_chars))
-
-            kwargs["on_update"] = progress
-        value = self.fn(**kwargs)
+            kwargs["on_update"] = self._progress(on_update)
+        if inspect.iscoroutinefunction(self.fn):
+            value = await self.fn(**kwargs)
+        else:
+            value = await self._on_thread(kwargs, signal)
         if inspect.isawaitable(value):
             value = await value
         return to_result(value, self.max_chars)
+
+    async def _on_thread(self, kwargs: dict[str, Any], signal: AbortSignal | None) -> Any:
+        """A sync function on a worker thread, so the stop button and Abort reach it."""
+        outcome = await run_on_thread(
+            functools.partial(self.fn, **kwargs),
+            signal,
+            grace=self.grace,
+            name=f"pi-tool-{getattr(self.fn, '__name__', 'tool')}",
+        )
+        if outcome.still_running:
+            raise RuntimeError(
+                "aborted: the tool is still inside a blocking call and stops when it returns"
+            )
+        if outcome.aborted:
+            raise RuntimeError(f"aborted after {outcome.seconds:.2f} s")
+        error = outcome.error
+        if error is not None:
+            if not isinstance(error, Exception):  # SystemExit and the like end only the call
+                raise RuntimeError(f"{type(error).__name__}: {error}") from error
+            raise error
+        return outcome.value
+
+    def _progress(self, on_update: ToolUpdate) -> Callable[[Any], None]:
+        """The injected ``on_update``: from a worker thread, handed to the loop's thread."""
+        max_chars = self.max_chars
+        loop = asyncio.get_running_loop()
+        loop_thread = threading.get_ident()
+
+        def progress(value: Any) -> None:
+            result = to_result(value, max_chars)
+            if threading.get_ident() == loop_thread:
+                on_update(result)
+            else:
+                loop.call_soon_threadsafe(on_update, result)
+
+        return progress
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -184,6 +229,8 @@ def tool(
     writes_namespace: bool = False,
     execution_mode: ToolExecutionMode | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
+    label: str | None = None,
+    register: bool = True,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -196,11 +243,16 @@ def tool(
     writes_namespace: bool = False,
     execution_mode: ToolExecutionMode | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
+    label: str | None = None,
+    register: bool = True,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Make an :class:`AgentTool` from ``fn`` (``@tool``, ``@tool(...)`` or ``tool(fn)``).
 
     ``writes_namespace=True`` marks a tool that changes notebook variables (``--approve
-    writes`` asks before it). ``max_chars`` bounds the text of the result.
+    writes`` asks before it). ``max_chars`` bounds the text of the result. ``label`` is the
+    human name (default: the name). ``register=False`` keeps the tool out of the registry that
+    re-running a defining cell updates (:func:`refresh_tools` leaves it alone): the built-in
+    tools, made per namespace, use it.
     """
 
     def build(function: Callable[..., Any]) -> AgentTool:
@@ -217,15 +269,18 @@ def tool(
             raise TypeError(
                 f"@tool {tool_name}: a parameter type has no JSON schema: {exc}"
             ) from None
-        execute = FunctionExecute(function, fields, injected, writes_namespace, max_chars)
+        execute = FunctionExecute(function, fields, injected, max_chars, registered=register)
         made = AgentTool(
             name=tool_name,
+            label=label or "",
             description=description if description is not None else summary,
             parameters=model,
             execute=execute,
             execution_mode=execution_mode,
+            writes_namespace=writes_namespace,
         )
-        _latest[tool_name] = made
+        if register:
+            _latest[tool_name] = made
         return made
 
     if fn is not None:
@@ -241,7 +296,8 @@ def refresh_tools(tools: Sequence[AgentTool]) -> list[AgentTool]:
     """``tools`` with each function tool replaced by the newest definition of its name."""
     refreshed: list[AgentTool] = []
     for item in tools:
-        newest = _latest.get(item.name) if is_function_tool(item) else None
+        replaceable = isinstance(item.execute, FunctionExecute) and item.execute.registered
+        newest = _latest.get(item.name) if replaceable else None
         refreshed.append(newest if newest is not None else item)
     return refreshed
 

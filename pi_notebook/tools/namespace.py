@@ -3,7 +3,9 @@
 :class:`Guard` answers "is this name the user's variable?" (``list_variables`` shows those) and
 "may a tool write it?" (modules, the agent objects, IPython's own names and names the user
 marked protected may not). :func:`bound_names` / :func:`loaded_names` read code statically
-(``ast``) so a write to a protected name is refused before anything runs. :func:`diff` compares
+(``ast``) so a write to a protected name is refused before anything runs, and
+:func:`mutable_names` says which names the code may change in place (the others need no undo
+copy). :func:`diff` compares
 two views of a namespace by identity.
 
 This module never executes code and never changes a namespace.
@@ -167,8 +169,85 @@ def bound_names(tree: ast.AST, *, imports: bool = True) -> set[str]:
 
 
 def loaded_names(tree: ast.AST) -> set[str]:
-    """Every name ``tree`` mentions (the candidates for in-place changes)."""
+    """Every name ``tree`` mentions."""
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+READ_ONLY_BUILTINS = frozenset(
+    {"print", "len", "repr", "str", "type", "isinstance", "issubclass", "id", "format", "bool"}
+    | {"int", "float", "complex", "abs", "round", "hash", "callable", "ascii"}
+)
+"""Builtins that never change (or keep) a positional argument: ``print(x.shape)`` only reads."""
+
+_CHAIN = (ast.Attribute, ast.Subscript)
+_PASS_THROUGH = (ast.BoolOp, ast.IfExp)
+"""``a or b`` and ``a if c else b`` are one of their operands: an alias, not a read."""
+_READ_ONLY_PARENTS = (ast.Compare, ast.BinOp, ast.UnaryOp, ast.FormattedValue, ast.Expr)
+
+
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _read_only(node: ast.AST, parents: dict[int, ast.AST], builtins: Callable[[str], bool]) -> bool:
+    """Whether this use of a name provably only reads its value (see :func:`mutable_names`)."""
+    parent = parents.get(id(node))
+    # x.a.b[i]: loading attributes or items of x still hands out parts of it.
+    while isinstance(parent, _CHAIN) and parent.value is node:
+        if not isinstance(parent.ctx, ast.Load):  # x.a = ..., x[i] = ..., del x[i]
+            return False
+        node, parent = parent, parents.get(id(parent))
+    while isinstance(parent, _PASS_THROUGH) and not (
+        isinstance(parent, ast.IfExp) and parent.test is node
+    ):
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, _READ_ONLY_PARENTS):
+        return True
+    if isinstance(parent, ast.If | ast.While | ast.Assert | ast.IfExp) and parent.test is node:
+        return True
+    if isinstance(parent, ast.Subscript) and parent.slice is node:  # y[x]: x is an index
+        return True
+    if isinstance(parent, ast.Slice):
+        return True
+    if isinstance(parent, ast.Tuple):  # y[x, 0]
+        subscript = parents.get(id(parent))
+        return isinstance(subscript, ast.Subscript) and subscript.slice is parent
+    if isinstance(parent, ast.Call) and node in parent.args:
+        func = parent.func
+        return isinstance(func, ast.Name) and func.id in READ_ONLY_BUILTINS and builtins(func.id)
+    return False
+
+
+def mutable_names(tree: ast.AST, builtins: Callable[[str], bool] = lambda name: True) -> set[str]:
+    """Names whose value the code may change in place: the candidates for an undo copy.
+
+    A name is left out only when the AST proves every mention of it read-only: an operand of a
+    comparison, an arithmetic or unary operator or an f-string, a condition, an index, a bare
+    expression statement, or a positional argument of a builtin that only reads it (``print``,
+    ``len``, ...; ``builtins(name)`` says the name is still the builtin), also through attribute
+    and item loads (``x.shape``, ``x[0] + 1``). Anything else may mutate or keep a part of it:
+    a call (``f(x)``, ``x.append()``, ``x.sum()``), an attribute or item store or deletion, an
+    augmented assignment, an assignment of it or of a part of it (``y = x``), a container,
+    ``return`` / ``yield``, a loop or ``with`` over it. Names that are only rebound or deleted
+    need no copy (the old object is kept as it is).
+    """
+    parents = _parents(tree)
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AugAssign):
+            target: ast.expr = node.target
+            while isinstance(target, _CHAIN):
+                target = target.value
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+        elif (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and node.id not in names
+            and not _read_only(node, parents, builtins)
+        ):
+            names.add(node.id)
+    return names
 
 
 @dataclass
@@ -220,5 +299,6 @@ __all__ = [
     "diff",
     "is_agent_object",
     "loaded_names",
+    "mutable_names",
     "refusal_text",
 ]

@@ -3,7 +3,9 @@
 :class:`Workspace` binds a namespace (the kernel's ``user_ns``, or any dict in tests) to its
 :class:`~.namespace.Guard` (what is visible, what is protected) and its
 :class:`~.journal.UndoJournal`. :func:`notebook_tools` returns ``list_variables``,
-``inspect_variable``, ``run_python`` and ``set_variable``. Every write goes through
+``inspect_variable``, ``run_python`` and ``set_variable``, written with ``@tool`` (their schemas
+come from the signatures; the reading tools, being sync, run on a worker thread like any sync
+tool). Every write goes through
 :meth:`Workspace.run`: protected names are refused before the code runs (and put back if the
 code rebinds one dynamically), the names the code mentions are snapshotted so in-place changes
 are seen and can be undone, and the result carries a ``namespace_diff``.
@@ -14,17 +16,27 @@ This module never imports IPython unless no namespace was given, and never print
 from __future__ import annotations
 
 import ast
+import contextvars
 import sys
-import types
+import weakref
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent._hooks import call_hook
-from ..agent.types import AgentTool, AgentToolResult, ToolFailure, ToolUpdate
+from ..agent.types import AgentTool, AgentToolResult, ToolFailure
 from ..ai import AbortSignal, TextContent
+from .activity import Activity
 from .execution import DEFAULT_OUTPUT_CHARS, RunOutcome, run_code
-from .journal import ABSENT, DEFAULT_LIMIT_BYTES, Snapshot, UndoJournal, UndoReport, deep_size
+from .function_tool import tool
+from .journal import (
+    ABSENT,
+    DEFAULT_LIMIT_BYTES,
+    IMMUTABLE,
+    Snapshot,
+    UndoJournal,
+    UndoReport,
+    deep_size,
+)
 from .namespace import (
     Guard,
     NamespaceDiff,
@@ -33,14 +45,12 @@ from .namespace import (
     diff,
     is_agent_object,
     loaded_names,
+    mutable_names,
     refusal_text,
 )
 from .summary import DEFAULT_MAX_CHARS, bounded, short_facts, short_repr, summarize
 
 NOTEBOOK_TOOL_NAMES = ("list_variables", "inspect_variable", "run_python", "set_variable")
-_SKIP_SNAPSHOT: tuple[type, ...] = (int, float, complex, str, bytes, bool, type(None), range)
-_SKIP_SNAPSHOT += (frozenset, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
-"""Values that cannot change in place (or that a snapshot would not help with)."""
 
 
 class ToolError(ToolFailure):
@@ -74,7 +84,7 @@ class WriteResult:
 
 
 class Workspace:
-    """A namespace, what protects it and the journal of the agent's writes to it."""
+    """A namespace, what protects it and the undo records of the conversations writing to it."""
 
     def __init__(
         self,
@@ -83,28 +93,57 @@ class Workspace:
         hidden: Callable[[], Container[str]] = _nothing,
         protected: Iterable[str] = (),
         undo_limit_bytes: int = DEFAULT_LIMIT_BYTES,
+        activity: Activity | None = None,
     ) -> None:
         self.namespace = namespace
         self.guard = Guard(hidden=hidden, protected=set(protected))
+        self.undo_limit_bytes = undo_limit_bytes
         self.journal = UndoJournal(undo_limit_bytes)
-        self.unverified: dict[str, str] = {}
-        """Names that may have changed in place in this run, with why no copy was kept."""
+        """The record of tool calls made outside a conversation's run (the Agent API)."""
+        self._records: weakref.WeakKeyDictionary[Any, UndoJournal] = weakref.WeakKeyDictionary()
+        self.activity = activity if activity is not None else Activity()
+        """Who else writes the namespace (cells, other runs): their writes are not the agent's."""
 
     # -- the run boundary ------------------------------------------------------------------
 
-    def begin_run(self) -> None:
-        """A new agent run: ``undo`` will go back to the namespace as it is now."""
-        self.journal.begin_run()
-        self.unverified = {}
+    def record(self, conversation: Any = None) -> UndoJournal:
+        """The undo record of ``conversation`` (``None``: calls outside a conversation's run)."""
+        if conversation is None:
+            return self.journal
+        found = self._records.get(conversation)
+        if found is None:
+            found = self._records[conversation] = UndoJournal(self.undo_limit_bytes)
+        return found
 
-    def undo(self) -> UndoReport:
-        """Restore what the last run wrote (as far as the journal could keep it)."""
-        report = self.journal.undo(self.namespace)
-        for name, reason in self.unverified.items():
-            if name not in report.restored and name not in report.not_restored:
-                report.not_restored[name] = f"it may have been changed in place; {reason}"
-        self.unverified = {}
-        return report
+    def _current(self) -> UndoJournal:
+        active = _active_record.get()
+        if active is not None and active[0] is self:
+            return active[1]
+        return self.journal
+
+    def begin_run(self, conversation: Any = None) -> Callable[[], None]:
+        """A new run of ``conversation``: ``undo`` will go back to the namespace as it is now.
+
+        With a conversation, the tool calls of this task (and the tasks it starts) write to its
+        record until the returned function is called (at the end of the run)."""
+        journal = self.record(conversation)
+        activity = self.activity
+        journal.begin_run(activity.current_cell, own_cell_known=conversation is not None)
+        if conversation is None:
+            return _nothing_to_end
+        token = _active_record.set((self, journal))
+        activity.begin_run(journal)
+
+        def end() -> None:
+            activity.end_run(journal)
+            _active_record.reset(token)
+
+        return end
+
+    def undo(self, conversation: Any = None) -> UndoReport:
+        """Restore what the last run of ``conversation`` wrote, where the user has not changed
+        it since (as far as the record could keep it)."""
+        return self.record(conversation).undo(self.namespace)
 
     def protect(self, *names: str) -> None:
         self.guard.protected.update(names)
@@ -147,6 +186,9 @@ class Workspace:
     def _trackable(self, name: str) -> bool:
         return not self.guard.is_ipython_name(name)
 
+    def _is_builtin(self, name: str) -> bool:
+        return name not in self.namespace
+
     async def run(
         self,
         code: str,
@@ -154,8 +196,11 @@ class Workspace:
         *,
         output_chars: int = DEFAULT_OUTPUT_CHARS,
         grace: float = 1.0,
+        on_output: Callable[[str, str], None] | None = None,
     ) -> WriteResult:
-        """Run ``code`` in the namespace, guarded, diffed and journaled (see the module doc)."""
+        """Run ``code`` in the namespace, guarded, diffed and journaled (see the module doc).
+
+        ``on_output(stdout, stderr)``: the output so far, while the code runs (batched)."""
         try:
             tree = ast.parse(code, "<run_python>", "exec")
         except SyntaxError as exc:
@@ -164,32 +209,60 @@ class Workspace:
         refused = self.guard.refusals(bound_names(tree, imports=False), ns)
         if refused:
             raise ToolError(refusal_text(refused))
+        journal = self._current()
+        own = loaded_names(tree) | bound_names(tree)  # before run_code consumes the tree
         before = {name: value for name, value in ns.items() if self._trackable(name)}
-        snapshots = self._snapshots(loaded_names(tree) | bound_names(tree), before)
-        try:  # compile() may still refuse what parsed ("return" outside a function, ...)
-            outcome = await run_code(
-                code, ns, signal, tree=tree, output_chars=output_chars, grace=grace
-            )
-        except SyntaxError as exc:
-            raise ToolError(f"SyntaxError: {exc.msg} (line {exc.lineno})") from None
-        return self._settle(before, snapshots, outcome)
+        snapshots = self._snapshots(journal, mutable_names(tree, self._is_builtin), before)
+        window = self.activity.open_call(journal, journal.own_cell, journal.own_cell_known)
+        try:
+            try:  # compile() may still refuse what parsed ("return" outside a function, ...)
+                outcome = await run_code(
+                    code,
+                    ns,
+                    signal,
+                    tree=tree,
+                    output_chars=output_chars,
+                    grace=grace,
+                    on_output=on_output,
+                )
+            except SyntaxError as exc:
+                raise ToolError(f"SyntaxError: {exc.msg} (line {exc.lineno})") from None
+            # While another writer was active, only the names this code mentions are its own.
+            mine = own if window.close() else None
+            return self._settle(journal, before, snapshots, outcome, mine)
+        finally:
+            window.close()
+            journal.end_call(snapshots.values())
 
-    def _snapshots(self, names: set[str], before: dict[str, Any]) -> dict[str, Snapshot]:
-        snapshots: dict[str, Snapshot] = {}
-        for name in sorted(names):
+    def _snapshots(
+        self, journal: UndoJournal, names: set[str], before: dict[str, Any]
+    ) -> dict[str, Snapshot]:
+        """Copies of the values the code may change in place, smallest first, in one budget."""
+        sized: list[tuple[int, str, int | None]] = []
+        for name in names:
             if name not in before:
                 continue
             value = before[name]
-            if isinstance(value, _SKIP_SNAPSHOT) or is_agent_object(value):
+            if isinstance(value, IMMUTABLE) or is_agent_object(value):
                 continue
-            snapshots[name] = self.journal.snapshot(name, value)
-        return snapshots
+            size = deep_size(value)
+            sized.append((-1 if size is None else size, name, size))
+        sized.sort()
+        return {name: journal.snapshot(name, before[name], size) for _, name, size in sized}
 
     def _settle(
-        self, before: dict[str, Any], snapshots: dict[str, Snapshot], outcome: RunOutcome
+        self,
+        journal: UndoJournal,
+        before: dict[str, Any],
+        snapshots: dict[str, Snapshot],
+        outcome: RunOutcome,
+        mine: set[str] | None,
     ) -> WriteResult:
         ns = self.namespace
         after = {name: value for name, value in ns.items() if self._trackable(name)}
+        if mine is not None:  # other cells' writes are theirs: left out of the diff and undo
+            before = {k: v for k, v in before.items() if k in mine}
+            after = {k: v for k, v in after.items() if k in mine}
         mutated = {
             name
             for name, snap in snapshots.items()
@@ -208,29 +281,46 @@ class Workspace:
                 else:
                     ns.pop(name, None)
         if violations:
-            changes = diff(before, {k: v for k, v in ns.items() if self._trackable(k)}, mutated)
+            now = {
+                k: v for k, v in ns.items() if self._trackable(k) and (mine is None or k in mine)
+            }
+            changes = diff(before, now, mutated)
             notes.append(f"{refusal_text(violations)}; put back as they were")
         for name in changes.created:
-            self.journal.keep(name, ABSENT)
-        for name in changes.deleted:
-            self.journal.keep(name, before[name])
-        for name in changes.changed:
-            if after.get(name) is before[name] and name in snapshots:
-                self.journal.keep_snapshot(snapshots[name])
+            journal.keep(name, ABSENT)
+        for name in [*changes.changed, *changes.deleted]:
+            snap = snapshots.get(name)
+            if (
+                snap is not None
+                and snap.kept
+                and (name in mutated or snap.changed_in_place(before[name]))
+            ):  # changed in place (perhaps before it was rebound): the copy is the old value
+                journal.keep_snapshot(snap)
             else:
-                self.journal.keep(name, before[name])
+                journal.keep(name, before[name])
+        for name in [*changes.created, *changes.changed, *changes.deleted]:
+            journal.left(name, ns.get(name, ABSENT))
         unchecked = {
             name: snap.reason
             for name, snap in snapshots.items()
-            if snap.reason is not None and name in after and after[name] is before[name]
+            if snap.reason is not None and name in after and after[name] is before.get(name)
         }
         for name, reason in unchecked.items():
-            if not self.journal.has(name):
-                self.unverified.setdefault(name, reason)
+            journal.unverified(name, reason)
         if unchecked:
             listed = ", ".join(f"{name} ({reason})" for name, reason in sorted(unchecked.items()))
             notes.append(f"not checked for in-place changes (no copy kept): {listed}")
         return WriteResult(outcome, changes, notes, refused=bool(violations))
+
+
+_active_record: contextvars.ContextVar[tuple[Workspace, UndoJournal] | None] = (
+    contextvars.ContextVar("pi_notebook_undo_record", default=None)
+)
+"""The record the tool calls of the running conversation write to (set by ``begin_run``)."""
+
+
+def _nothing_to_end() -> None:
+    pass
 
 
 # -- workspaces per namespace --------------------------------------------------------------------
@@ -238,15 +328,14 @@ class Workspace:
 _workspaces: dict[int, Workspace] = {}
 
 
-def _shell_hidden(namespace: dict[str, Any]) -> Callable[[], Container[str]]:
-    """IPython's hidden names when ``namespace`` is the running shell's ``user_ns``."""
+def _shell_of(namespace: dict[str, Any]) -> Any:
+    """The running IPython shell when ``namespace`` is its ``user_ns``, else ``None``."""
     if "IPython" not in sys.modules:
-        return _nothing
-    try:
-        shell_ns, hidden = _ipython_namespace()
-    except ToolError:
-        return _nothing
-    return hidden if shell_ns is namespace else _nothing
+        return None
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell if shell is not None and shell.user_ns is namespace else None
 
 
 def workspace(namespace: dict[str, Any] | None = None) -> Workspace:
@@ -255,19 +344,30 @@ def workspace(namespace: dict[str, Any] | None = None) -> Workspace:
         namespace, _ = _ipython_namespace()
     found = _workspaces.get(id(namespace))
     if found is None or found.namespace is not namespace:
-        found = Workspace(namespace, hidden=_shell_hidden(namespace))
+        shell = _shell_of(namespace)
+        if shell is None:
+            found = Workspace(namespace)
+        else:
+            hidden: dict[str, Any] = shell.user_ns_hidden
+            activity = Activity()
+            activity.attach(shell)  # the user's cells write this namespace too
+            found = Workspace(namespace, hidden=lambda: hidden.keys(), activity=activity)
         _workspaces[id(namespace)] = found
     return found
 
 
-def begin_run(namespace: dict[str, Any] | None = None) -> None:
-    """Start a new undo step (the magic calls this at the start of every ``%%agent`` run)."""
-    workspace(namespace).begin_run()
+def begin_run(
+    namespace: dict[str, Any] | None = None, conversation: Any = None
+) -> Callable[[], None]:
+    """Start a new undo step of ``conversation`` (the magic calls this at the start of every
+    ``%%agent`` run, with the run's Agent); call what it returns when the run ends."""
+    return workspace(namespace).begin_run(conversation)
 
 
-def undo(namespace: dict[str, Any] | None = None) -> UndoReport:
-    """Restore the variables the agent's last run wrote; the report says what could not be."""
-    return workspace(namespace).undo()
+def undo(namespace: dict[str, Any] | None = None, conversation: Any = None) -> UndoReport:
+    """Restore the variables the last run of ``conversation`` wrote (where the user has not
+    changed them since); the report says what was kept and what could not be restored."""
+    return workspace(namespace).undo(conversation)
 
 
 def protect(*names: str, namespace: dict[str, Any] | None = None) -> None:
@@ -282,28 +382,6 @@ def unprotect(*names: str, namespace: dict[str, Any] | None = None) -> None:
 # -- the tools -------------------------------------------------------------------------------
 
 
-class _Execute:
-    """A built-in tool's ``execute``; ``writes_namespace`` marks the tools approvals cover."""
-
-    def __init__(
-        self,
-        fn: Callable[[Workspace, dict[str, Any], AbortSignal | None], Any],
-        resolve: Callable[[], Workspace],
-        *,
-        writes_namespace: bool,
-    ) -> None:
-        self.fn = fn
-        self.resolve = resolve
-        self.writes_namespace = writes_namespace
-
-    async def __call__(
-        self, tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: ToolUpdate
-    ) -> AgentToolResult:
-        result = await call_hook(self.fn, self.resolve(), dict(params or {}), signal)
-        assert isinstance(result, AgentToolResult)
-        return result
-
-
 def _text(text: str, details: Any = None) -> AgentToolResult:
     return AgentToolResult(content=[TextContent(text=text)], details=details)
 
@@ -315,51 +393,35 @@ class _Limits:
     grace: float
 
 
-def _list_variables(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
-    def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
-        variables = ws.variables()
-        rows = []
-        for name, value in sorted(variables.items()):
-            facts = short_facts(value)
-            rows.append({"name": name, **facts})
-        lines = [
-            " ".join(
-                str(part)
-                for part in (
-                    f"{row['name']}:",
-                    row["type"],
-                    row.get("shape"),
-                    f"[{row['size']}]" if "size" in row else None,
-                )
-                if part
+def _list_variables(ws: Workspace, limits: _Limits) -> AgentToolResult:
+    rows = [{"name": name, **short_facts(value)} for name, value in sorted(ws.variables().items())]
+    lines = [
+        " ".join(
+            str(part)
+            for part in (
+                f"{row['name']}:",
+                row["type"],
+                row.get("shape"),
+                f"[{row['size']}]" if "size" in row else None,
             )
-            for row in rows
-        ]
-        text = "\n".join(lines) if lines else "(no user variables)"
-        return _text(bounded(text, limits.max_chars), {"variables": rows})
+            if part
+        )
+        for row in rows
+    ]
+    text = "\n".join(lines) if lines else "(no user variables)"
+    return _text(bounded(text, limits.max_chars), {"variables": rows})
 
-    return run
 
-
-def _inspect_variable(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
-    def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
-        name = str(params["name"])
-        value = ws.lookup(name)
-        limit = limits.max_chars
-        if params.get("max_chars") is not None:
-            limit = max(200, min(int(params["max_chars"]), limits.max_chars))
-        return _text(f"{name}: {summarize(value, limit)}"[: limit + len(name) + 2])
-
-    return run
+def _inspect_variable(ws: Workspace, limits: _Limits, name: str, max_chars: int) -> AgentToolResult:
+    value = ws.lookup(name)
+    limit = max(200, min(int(max_chars), limits.max_chars))
+    return _text(f"{name}: {summarize(value, limit)}"[: limit + len(name) + 2])
 
 
 def _write_result(result: WriteResult, limits: _Limits, extra: list[str]) -> AgentToolResult:
     outcome = result.outcome
-    parts: list[str] = []
-    if outcome.stdout:
-        parts.append(f"stdout:\n{outcome.stdout.rstrip()}")
-    if outcome.stderr:
-        parts.append(f"stderr:\n{outcome.stderr.rstrip()}")
+    output = output_text(outcome.stdout, outcome.stderr)
+    parts: list[str] = [output] if output else []
     parts.extend(extra)
     details = {
         "namespace_diff": result.diff.as_dict(),
@@ -399,40 +461,75 @@ def _value_text(value: Any, max_chars: int) -> str:
     return summarize(value, max_chars)
 
 
-def _run_python(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
-    async def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
-        result = await ws.run(
-            str(params["code"]), signal, output_chars=limits.output_chars, grace=limits.grace
-        )
-        extra: list[str] = []
-        if result.outcome.has_value and result.outcome.value is not None:
-            extra.append(f"value: {_value_text(result.outcome.value, limits.max_chars)}")
-        return _write_result(result, limits, extra)
-
-    return run
+def output_text(stdout: str, stderr: str) -> str:
+    """Captured output as the tool's result shows it (also its progress while it runs)."""
+    parts: list[str] = []
+    if stdout:
+        parts.append(f"stdout:\n{stdout.rstrip()}")
+    if stderr:
+        parts.append(f"stderr:\n{stderr.rstrip()}")
+    return "\n".join(parts)
 
 
-def _set_variable(limits: _Limits) -> Callable[[Workspace, dict[str, Any], Any], Any]:
-    async def run(ws: Workspace, params: dict[str, Any], signal: Any) -> AgentToolResult:
-        name = str(params["name"])
-        expression = str(params["expression"])
-        try:
-            check_identifier(name)
-            ast.parse(expression.strip(), "<expression>", "eval")
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
-        except SyntaxError as exc:
-            raise ToolError(f"not a Python expression: {exc.msg}") from None
-        code = f"{name} = (\n{expression.strip()}\n)"
-        result = await ws.run(code, signal, output_chars=limits.output_chars, grace=limits.grace)
-        extra: list[str] = []
-        if name in ws.namespace and result.outcome.error is None and not result.outcome.aborted:
-            value = ws.namespace[name]
-            facts = ", ".join(str(v) for v in short_facts(value).values())
-            extra.append(f"{name} = {short_repr(value, 200)} ({facts})")
-        return _write_result(result, limits, extra)
+async def _run_python(
+    ws: Workspace,
+    limits: _Limits,
+    code: str,
+    signal: AbortSignal | None,
+    on_update: Callable[[Any], None] | None,
+) -> AgentToolResult:
+    def on_output(stdout: str, stderr: str) -> None:
+        if on_update is not None:
+            on_update(output_text(stdout, stderr))
 
-    return run
+    result = await ws.run(
+        code, signal, output_chars=limits.output_chars, grace=limits.grace, on_output=on_output
+    )
+    extra: list[str] = []
+    if result.outcome.has_value and result.outcome.value is not None:
+        extra.append(f"value: {_value_text(result.outcome.value, limits.max_chars)}")
+    return _write_result(result, limits, extra)
+
+
+async def _set_variable(
+    ws: Workspace, limits: _Limits, name: str, expression: str, signal: AbortSignal | None
+) -> AgentToolResult:
+    try:
+        check_identifier(name)
+        ast.parse(expression.strip(), "<expression>", "eval")
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    except SyntaxError as exc:
+        raise ToolError(f"not a Python expression: {exc.msg}") from None
+    code = f"{name} = (\n{expression.strip()}\n)"
+    result = await ws.run(code, signal, output_chars=limits.output_chars, grace=limits.grace)
+    extra: list[str] = []
+    if name in ws.namespace and result.outcome.error is None and not result.outcome.aborted:
+        value = ws.namespace[name]
+        facts = ", ".join(str(v) for v in short_facts(value).values())
+        extra.append(f"{name} = {short_repr(value, 200)} ({facts})")
+    return _write_result(result, limits, extra)
+
+
+LIST_VARIABLES = (
+    "List the notebook's variables: name, type, shape or length, approximate size. "
+    "Modules, private names and IPython's own names are left out."
+)
+INSPECT_VARIABLE = (
+    "A bounded summary of one notebook variable (or an attribute path like df.columns): "
+    "DataFrames give shape, dtypes, head, describe and null counts; arrays give shape, "
+    "dtype and statistics; containers give length and a sample; text is truncated."
+)
+RUN_PYTHON = (
+    "Run Python code in the notebook's namespace (as a cell would). Returns captured "
+    "stdout/stderr, the value of a final expression, and which variables were created, "
+    "changed or deleted. Exceptions come back as an error with a short traceback. "
+    "Top-level await is not supported."
+)
+SET_VARIABLE = (
+    "Set one notebook variable to the value of a Python expression evaluated in the "
+    "notebook's namespace."
+)
 
 
 def notebook_tools(
@@ -453,79 +550,58 @@ def notebook_tools(
     def resolve() -> Workspace:
         return workspace(namespace)
 
-    def make(
-        name: str,
-        description: str,
-        parameters: dict[str, Any],
-        fn: Callable[[Workspace, dict[str, Any], Any], Any],
-        *,
-        writes: bool = False,
-    ) -> AgentTool:
-        return AgentTool(
-            name=name,
-            label=name.replace("_", " "),
-            description=description,
-            parameters=parameters,
-            execute=_Execute(fn, resolve, writes_namespace=writes),
-            execution_mode="sequential" if writes else None,
-        )
+    def list_variables() -> AgentToolResult:
+        return _list_variables(resolve(), limits)
 
-    string = {"type": "string"}
+    def inspect_variable(name: str, max_chars: int = max_chars) -> AgentToolResult:
+        return _inspect_variable(resolve(), limits, name, max_chars)
+
+    inspect_variable.__doc__ = f"""Summarise a variable.
+
+        Args:
+            name: variable name or attribute path
+            max_chars: summary size limit (at most {max_chars})
+        """
+
+    async def run_python(
+        code: str,
+        signal: AbortSignal | None = None,
+        on_update: Callable[[Any], None] | None = None,
+    ) -> AgentToolResult:
+        """Run code (its output so far streams to the tool card as progress).
+
+        Args:
+            code: Python source to run
+        """
+        return await _run_python(resolve(), limits, code, signal, on_update)
+
+    async def set_variable(
+        name: str, expression: str, signal: AbortSignal | None = None
+    ) -> AgentToolResult:
+        """Set a variable.
+
+        Args:
+            name: variable name
+            expression: Python expression
+        """
+        return await _set_variable(resolve(), limits, name, expression, signal)
+
+    def make(fn: Callable[..., Any], description: str, *, writes: bool = False) -> AgentTool:
+        return tool(
+            name=fn.__name__,
+            label=fn.__name__.replace("_", " "),
+            description=description,
+            writes_namespace=writes,
+            execution_mode="sequential" if writes else None,
+            max_chars=max_chars + 2 * output_chars,
+            register=False,
+        )(fn)
+
     return [
-        make(
-            "list_variables",
-            "List the notebook's variables: name, type, shape or length, approximate size. "
-            "Modules, private names and IPython's own names are left out.",
-            {"type": "object", "properties": {}},
-            _list_variables(limits),
-        ),
-        make(
-            "inspect_variable",
-            "A bounded summary of one notebook variable (or an attribute path like df.columns): "
-            "DataFrames give shape, dtypes, head, describe and null counts; arrays give shape, "
-            "dtype and statistics; containers give length and a sample; text is truncated.",
-            {
-                "type": "object",
-                "properties": {
-                    "name": {**string, "description": "variable name or attribute path"},
-                    "max_chars": {
-                        "type": "integer",
-                        "description": f"summary size limit (at most {max_chars})",
-                    },
-                },
-                "required": ["name"],
-            },
-            _inspect_variable(limits),
-        ),
-        make(
-            "run_python",
-            "Run Python code in the notebook's namespace (as a cell would). Returns captured "
-            "stdout/stderr, the value of a final expression, and which variables were created, "
-            "changed or deleted. Exceptions come back as an error with a short traceback. "
-            "Top-level await is not supported.",
-            {
-                "type": "object",
-                "properties": {"code": {**string, "description": "Python source to run"}},
-                "required": ["code"],
-            },
-            _run_python(limits),
-            writes=True,
-        ),
-        make(
-            "set_variable",
-            "Set one notebook variable to the value of a Python expression evaluated in the "
-            "notebook's namespace.",
-            {
-                "type": "object",
-                "properties": {
-                    "name": {**string, "description": "variable name"},
-                    "expression": {**string, "description": "Python expression"},
-                },
-                "required": ["name", "expression"],
-            },
-            _set_variable(limits),
-            writes=True,
-        ),
+        make(list_variables, LIST_VARIABLES),
+        make(inspect_variable, INSPECT_VARIABLE),
+        make(run_python, RUN_PYTHON, writes=True),
+        make(set_variable, SET_VARIABLE, writes=True),
     ]
 
 

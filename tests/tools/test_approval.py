@@ -165,3 +165,35 @@ def test_summaries_are_one_line() -> None:
     long = summarize("lookup", {"query": "q" * 100, "n": 3})
     assert long.startswith("lookup(query='qqq") and long.endswith("..., n=3)")
     assert "\n" not in summarize("run_python", {"code": "a\nb\nc"})
+
+
+async def test_writes_namespace_is_a_tool_field_that_approvals_read(faux: FauxProvider) -> None:
+    """A hand-made AgentTool marked ``writes_namespace`` is asked about, as @tool ones are."""
+    from pi_notebook.agent import AgentTool, AgentToolResult
+
+    async def execute(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        return AgentToolResult()
+
+    writer = AgentTool(name="writer", execute=execute, writes_namespace=True)
+    reader = AgentTool(name="reader", execute=execute)
+
+    @tool(writes_namespace=True)
+    def marked() -> str:
+        """Marked."""
+        return "ok"
+
+    assert writer.writes_namespace and not reader.writes_namespace and marked.writes_namespace
+    assert all(
+        t.writes_namespace for t in notebook_tools({}) if t.name in ("run_python", "set_variable")
+    )
+    approver = Recorder(False, False)
+    results = await run_agent(
+        faux,
+        [writer, reader, marked],
+        [("writer", {})],
+        [("reader", {})],
+        [("marked", {})],
+        before_tool_call=approval_hook("writes", lambda: approver),
+    )
+    assert [q.tool_name for q in approver.requests] == ["writer", "marked"]
+    assert [r.is_error for r in results] == [True, False, True]

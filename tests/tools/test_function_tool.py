@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
 import io
 import json
+import threading
+import time
 from typing import Any, Literal
 
 import pytest
@@ -240,3 +243,68 @@ async def test_a_matplotlib_figure_comes_back_as_a_png_image(faux: FauxProvider)
     (image,) = result.content
     assert image.type == "image" and image.mime_type == "image/png"
     assert base64.b64decode(image.data).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+_CURRENT: contextvars.ContextVar[str] = contextvars.ContextVar("current", default="unset")
+
+
+async def test_a_sync_tool_runs_off_the_loop_with_the_callers_context(faux: FauxProvider) -> None:
+    seen: list[Any] = []
+
+    @tool
+    def where(on_update: Any = None) -> str:
+        """Where it runs."""
+        seen.append((threading.current_thread().name, _CURRENT.get()))
+        on_update("half way")  # from the worker thread: handed to the loop
+        return "done"
+
+    _CURRENT.set("the caller's")
+    updates: list[str] = []
+    faux.set_responses([tool_turn(("where", {})), faux_assistant_message("done")])
+    agent = Agent(model=faux.get_model(), tools=[where])
+    agent.subscribe(
+        lambda e: (
+            updates.append(e.partial_result.content[0].text)
+            if e.type == "tool_execution_update"
+            else None
+        )
+    )
+    await agent.prompt("go")
+    assert seen == [("pi-tool-where", "the caller's")]
+    assert updates == ["half way"]
+
+
+@pytest.mark.parametrize("body", ["time.sleep(10**6)", "while True:\n        pass"])
+async def test_abort_stops_a_blocking_sync_tool(faux: FauxProvider, body: str) -> None:
+    started = threading.Event()
+    namespace: dict[str, Any] = {"started": started, "time": time}
+    exec(
+        "def block() -> str:\n"
+        "    '''Blocks.'''\n"
+        "    started.set()\n"
+        f"    {body}\n"
+        "    return 'never'\n",
+        namespace,
+    )
+    block = tool(namespace["block"])
+    faux.set_responses([tool_turn(("block", {})), faux_assistant_message("not reached")])
+    agent = Agent(model=faux.get_model(), tools=[block])
+    run = asyncio.ensure_future(agent.prompt("go"))
+    assert await asyncio.to_thread(started.wait, 10)  # the loop is free while the tool blocks
+    agent.abort()
+    await asyncio.wait_for(run, 10)
+    (result,) = [m for m in agent.state.messages if m.role == "toolResult"]
+    assert result.is_error and text_of(result).startswith("aborted after")
+    for thread in [t for t in threading.enumerate() if t.name == "pi-tool-block"]:
+        await asyncio.to_thread(thread.join, 10)
+        assert not thread.is_alive()  # stopped, not left running
+
+
+async def test_a_sync_tool_calling_sys_exit_fails_only_its_call(faux: FauxProvider) -> None:
+    @tool
+    def leave() -> str:
+        """Leaves."""
+        raise SystemExit(3)
+
+    (result,) = await run_agent(faux, [leave], [("leave", {})])
+    assert result.is_error and text_of(result) == "SystemExit: 3"

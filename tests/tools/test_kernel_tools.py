@@ -85,8 +85,8 @@ def test_agent_lists_inspects_and_changes_variables_then_undo(kernel: Kernel) ->
     assert undone == "restored: counts, df, label\nremoved (created by the agent): mean\n"
     after = kernel.ok("print(list(df.columns), counts, 'mean' in dir(), label)").stdout
     assert after == "['city', 'temp'] [1, 2] False before\n"
-    assert kernel.ok("%agent undo").stdout == (
-        "nothing to undo: the last run changed no variables\n"
+    assert kernel.ok("%agent undo").stdout == (  # a second undo (issue 16 item 4)
+        "nothing left to undo: the last run's changes were already undone\n"
     )
 
 

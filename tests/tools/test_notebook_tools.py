@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from pi_notebook.agent import Agent
-from pi_notebook.ai import FauxProvider
+from pi_notebook.ai import FauxProvider, faux_assistant_message, faux_tool_call
 from pi_notebook.tools import Workspace, notebook_tools, protect, tool, undo, workspace
 
 from .conftest import run_agent, text_of
@@ -179,7 +179,7 @@ async def test_undo_restores_the_namespace_before_the_last_run(faux: FauxProvide
     assert ns["df"]["a"].tolist() == [1, 2] and ns["items"] == [1] and ns["gone"] == "bye"
     assert ns["kept"] == 7 and "new" not in ns
     assert ns["df"] is not df_before and items_before == [1, 2, 3]  # restored from copies
-    assert undo(ns).text() == "nothing to undo: the last run changed no variables"
+    assert undo(ns).text() == "nothing left to undo: the last run's changes were already undone"
 
 
 async def test_only_the_last_run_is_undone(faux: FauxProvider) -> None:
@@ -257,3 +257,108 @@ async def test_in_place_changes_inside_containers_of_dataframes_are_seen(
     )
     assert result.details["namespace_diff"]["changed"] == ["frames"]
     assert undo(ns).restored == ["frames"] and ns["frames"]["a"]["v"].tolist() == [1, 2]
+
+
+def _without_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_titles(v) for k, v in schema.items() if k != "title"}
+    return schema
+
+
+def test_the_builtin_tools_are_function_tools_with_their_schemas() -> None:
+    """Written with ``@tool`` (issue 17), the schemas the model sees keep their content."""
+    from pi_notebook.tools import is_function_tool, refresh_tools
+
+    tools = notebook_tools({}, max_chars=1500)
+    assert all(is_function_tool(t) for t in tools)
+    assert [(t.name, t.label, t.writes_namespace, t.execution_mode) for t in tools] == [
+        ("list_variables", "list variables", False, None),
+        ("inspect_variable", "inspect variable", False, None),
+        ("run_python", "run python", True, "sequential"),
+        ("set_variable", "set variable", True, "sequential"),
+    ]
+    string = {"type": "string"}
+    assert [_without_titles(t.json_schema()) for t in tools] == [
+        {"type": "object", "properties": {}},
+        {
+            "type": "object",
+            "properties": {
+                "name": {**string, "description": "variable name or attribute path"},
+                "max_chars": {
+                    "type": "integer",
+                    "default": 1500,
+                    "description": "summary size limit (at most 1500)",
+                },
+            },
+            "required": ["name"],
+        },
+        {
+            "type": "object",
+            "properties": {"code": {**string, "description": "Python source to run"}},
+            "required": ["code"],
+        },
+        {
+            "type": "object",
+            "properties": {
+                "name": {**string, "description": "variable name"},
+                "expression": {**string, "description": "Python expression"},
+            },
+            "required": ["name", "expression"],
+        },
+    ]
+    assert tools[2].description.startswith("Run Python code in the notebook's namespace")
+
+    @tool
+    def run_python(code: str) -> str:
+        """A user's own tool of the same name."""
+        return code
+
+    # Re-running a defining cell replaces the user's tools, never the built-in ones.
+    assert refresh_tools(tools) == tools
+
+
+async def test_run_python_streams_its_output_as_batched_progress(faux: FauxProvider) -> None:
+    """While the code runs, the output so far reaches the tool card; never one update per write."""
+    import asyncio
+    import threading
+
+    first_seen, many_seen = threading.Event(), threading.Event()
+    ns = fresh_namespace(first_seen=first_seen, many_seen=many_seen)
+    code = (
+        "print('first')\n"
+        "assert first_seen.wait(10)\n"
+        "for i in range(20_000):\n"
+        "    print(i)\n"
+        "assert many_seen.wait(10)\n"
+        "print('end')"
+    )
+    updates: list[str] = []
+
+    def on_event(event: Any) -> None:
+        if event.type != "tool_execution_update":
+            return
+        text = event.partial_result.content[0].text
+        updates.append(text)
+        if text == "stdout:\nfirst":
+            first_seen.set()
+        if text.endswith("\n19999"):
+            many_seen.set()
+
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("run_python", {"code": code}, id="c1")], stop_reason="toolUse"
+            ),
+            faux_assistant_message("done"),
+        ]
+    )
+    agent = Agent(model=faux.get_model(), tools=notebook_tools(ns, output_chars=400))
+    agent.subscribe(on_event)
+    await asyncio.wait_for(agent.prompt("go"), 30)
+    assert updates[0] == "stdout:\nfirst"
+    assert first_seen.is_set() and many_seen.is_set()  # both seen while the code still ran
+    assert len(updates) <= 100  # batched: 20,002 writes, a handful of updates
+    assert all(len(text) < 600 for text in updates)  # bounded like the result
+    result = next(m for m in agent.state.messages if m.role == "toolResult")
+    assert text_of(result).startswith("stdout:\nfirst\n0\n") and "\nend\n" in text_of(result)
+    print(f"{len(updates)} progress updates for 20,002 writes")
