@@ -270,12 +270,17 @@ def _open_panel(
 
 
 def _close_panel(panel: AgentPanel, handle: Any, interrupted: bool) -> None:
-    """End of run: last frame and state, then the output also gets the static transcript."""
+    """End of run: last frame, then the output becomes the static transcript (no widget view
+    left, so a saved notebook reads everywhere) and the widget is closed (no comm or state kept
+    alive per finished cell)."""
     from IPython.display import DisplayHandle
 
-    panel.finish(note="interrupted" if interrupted else None)
-    if isinstance(handle, DisplayHandle):
-        handle.update(panel.static_bundle(), raw=True)  # type: ignore[no-untyped-call]
+    if not isinstance(handle, DisplayHandle):  # nowhere to put the transcript: stay live
+        panel.finish(note="interrupted" if interrupted else None)
+        return
+    panel.finish(note="interrupted" if interrupted else None, sync=False)
+    handle.update(panel.static_bundle(), raw=True)  # type: ignore[no-untyped-call]
+    panel.close()
 
 
 @dataclass
