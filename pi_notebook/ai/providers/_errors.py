@@ -1,7 +1,9 @@
 """Readable error texts for provider failures: HTTP errors, error events, transport errors.
 
-Texts are one line where the server's allows, cut at :data:`MAX_ERROR_BODY_CHARS`. This module
-only formats; redacting secrets is the request driver's job, done on every text it reports.
+Texts are one line where the server's allows, cut at :data:`MAX_ERROR_BODY_CHARS`. An error
+body is read once and never beyond :data:`MAX_ERROR_BODY_BYTES` (:func:`read_error_body`), so
+a server's 20 MB error page costs 64 KiB. This module only reads and formats; redacting
+secrets is the request driver's job, done on every text it reports.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import httpx
 from ._json import loads
 
 MAX_ERROR_BODY_CHARS = 4000
+#: The most of an error body that is read (decoded bytes); the rest is never fetched.
+MAX_ERROR_BODY_BYTES = 64 * 1024
 
 
 class ProviderError(Exception):
@@ -25,10 +29,32 @@ class ProviderError(Exception):
         self.status = status
 
 
-def _truncate(text: str, limit: int = MAX_ERROR_BODY_CHARS) -> str:
+def _truncate(text: str, limit: int = MAX_ERROR_BODY_CHARS, *, cut: bool = False) -> str:
+    """``text`` up to ``limit`` chars; ``cut``: the body it came from was not read whole."""
+    if cut:
+        return f"{text[:limit]}... [truncated]"
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... [truncated {len(text) - limit} chars]"
+
+
+async def read_error_body(
+    response: httpx.Response, limit: int = MAX_ERROR_BODY_BYTES
+) -> tuple[bytes, bool]:
+    """The start of ``response``'s (decoded) body, at most ``limit`` bytes, read once, and
+    whether more was left unread. A failing read keeps what came; the caller closes."""
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for part in response.aiter_bytes():
+            parts.append(part)
+            size += len(part)
+            if size > limit:
+                break
+    except httpx.HTTPError:
+        pass
+    body = b"".join(parts)
+    return body[:limit], size > limit
 
 
 def error_payload_text(payload: Any) -> str:
@@ -46,16 +72,57 @@ def error_payload_text(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
-def format_http_error(status: int, body: bytes, reason: str) -> str:
-    """``"429: rate limit exceeded (rate_limit_error)"``; the raw body when it is not JSON."""
+def body_text(body: bytes, *, cut: bool = False) -> str:
+    """A readable text for an error body: the JSON error's message, else the body on one line
+    (whitespace runs made one space), cut at :data:`MAX_ERROR_BODY_CHARS`; ``""`` if empty."""
     text = body.decode("utf-8", "replace").strip()
     if not text:
-        return f"{status}: {reason or 'no body'}"
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return f"{status}: {_truncate(text)}"
-    return f"{status}: {_truncate(error_payload_text(payload))}"
+        return ""
+    if not cut:
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            pass
+        else:
+            return _truncate(error_payload_text(payload))
+    return _truncate(" ".join(text.split()), cut=cut)
+
+
+def format_http_error(status: int, body: bytes, reason: str, *, cut: bool = False) -> str:
+    """``"429: rate limit exceeded (rate_limit_error)"``; the raw body when it is not JSON
+    (``cut``: the body was read only up to :data:`MAX_ERROR_BODY_BYTES`)."""
+    text = body_text(body, cut=cut)
+    return f"{status}: {text or reason or 'no body'}"
+
+
+def media_type(response: httpx.Response) -> str:
+    """``text/event-stream`` for ``Content-Type: text/event-stream; charset=utf-8``."""
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.partition(";")[0].strip().lower()
+
+
+async def not_an_event_stream(response: httpx.Response) -> str:
+    """``"Expected an event stream, got 200 text/html"``, with a JSON error's message (read
+    up to the cap), or the redirect's target (never followed: a key must not travel)."""
+    media_type_ = media_type(response)
+    text = (
+        f"Expected an event stream, got {response.status_code} {media_type_ or 'no content type'}"
+    )
+    if response.is_redirect:
+        location = " ".join(response.headers.get("location", "").split())
+        target = f" to {_truncate(location, 500)}" if location else ""
+        return f"{text} (a redirect{target}, not followed)"
+    if media_type_.endswith("json"):
+        body, cut = await read_error_body(response)
+        if cut:
+            return text
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return text
+        if isinstance(payload, dict) and {"error", "message", "detail"} & payload.keys():
+            return f"{text}: {_truncate(error_payload_text(payload))}"
+    return text
 
 
 def describe_exception(exc: BaseException) -> str:
