@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pi_notebook.ai.providers import catalog, keys
 from pi_notebook.ai.providers._driver import redact
-from pi_notebook.ai.providers._errors import format_http_error
+from pi_notebook.ai.providers._errors import event_text, format_http_error
 from pi_notebook.ai.providers._json import loads
 from pi_notebook.ai.providers._sse import EventTooLarge, SSEDecoder, format_size
 
@@ -137,9 +137,23 @@ def test_capped_error_bodies_are_one_line_and_marked() -> None:
     text = format_http_error(502, page[:65536], "", cut=True)
     assert text.startswith("502: <html> <body> Bad gateway <p>x</p> <p>x</p>")
     assert text.endswith("... [truncated]") and "\n" not in text and len(text) < 4100
-    # A cut JSON body cannot parse: its start is shown as text.
+    # A cut JSON body cannot parse: its start is shown as text, less the word it cuts.
     cut_json = format_http_error(400, b'{"error": {"message": "long', "", cut=True)
-    assert cut_json == '400: {"error": {"message": "long... [truncated]'
+    assert cut_json == '400: {"error": {"message": "... [truncated]'
+
+
+def test_a_key_cut_by_a_truncation_is_not_shown_in_part() -> None:
+    key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+    for at in range(1, len(key)):
+        body = ("e" * (4000 - at) + " " + key + " tail " * 10).encode()
+        text = format_http_error(401, body, "")
+        assert key[: max(at - 1, 1)] not in text.partition("... [truncated")[0][-60:]
+        assert text.endswith(" chars]")
+        capped = format_http_error(401, body[: 4000 - at + 1 + at], "", cut=True)
+        assert "sk-" not in capped
+    event = ("x" * 490 + " " + key).encode()
+    assert "sk-" not in event_text(event)
+    assert event_text(b"short") == "short"
 
 
 def test_sse_event_cap_at_its_boundary() -> None:

@@ -9,6 +9,7 @@ secrets is the request driver's job, done on every text it reports.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -29,13 +30,29 @@ class ProviderError(Exception):
         self.status = status
 
 
+# A key-like run of characters at the end of a cut text (short enough to be a key's start).
+_PARTIAL_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-.+/=~])[A-Za-z0-9_\-.+/=~]{1,256}\Z")
+
+
+def _head(text: str, limit: int, *, cut: bool = False) -> str:
+    """``text[:limit]`` without a key-like run the cut goes through: a secret cut in half is
+    not recognised by the redaction, so its start must not be shown."""
+    head = text[:limit]
+    if cut or len(text) > limit:
+        match = _PARTIAL_TOKEN.search(head)
+        if match is not None:
+            return head[: match.start()]
+    return head
+
+
 def _truncate(text: str, limit: int = MAX_ERROR_BODY_CHARS, *, cut: bool = False) -> str:
     """``text`` up to ``limit`` chars; ``cut``: the body it came from was not read whole."""
     if cut:
-        return f"{text[:limit]}... [truncated]"
+        return f"{_head(text, limit, cut=True)}... [truncated]"
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}... [truncated {len(text) - limit} chars]"
+    head = _head(text, limit)
+    return f"{head}... [truncated {len(text) - len(head)} chars]"
 
 
 async def read_error_body(
@@ -141,8 +158,10 @@ def describe_exception(exc: BaseException) -> str:
 
 
 def event_text(data: bytes, limit: int = 500) -> str:
-    """The start of an event's data, for an error text."""
-    return data[:limit].decode("utf-8", "replace")
+    """The start of an event's data, for an error text (a key-like run cut at the end is
+    left out, as in :func:`_truncate`)."""
+    head = data[:limit].decode("utf-8", "replace")
+    return _head(head, len(head), cut=True) if len(data) > limit else head
 
 
 def error_event_text(data: bytes) -> str:
