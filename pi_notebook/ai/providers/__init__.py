@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 from ..registry import register_api_provider
-from ._client import aclose_client
+from ._client import DEFAULT_TIMEOUT, aclose_client
+from ._errors import MAX_ERROR_BODY_BYTES
+from ._sse import MAX_EVENT_BYTES
 from .anthropic_messages import stream_anthropic_messages
 from .catalog import custom_model, get_model, list_models, list_providers, resolve_model
 from .keys import env_var_names, get_env_api_key, requires_api_key, resolve_api_key
@@ -17,6 +19,9 @@ register_api_provider("openai-completions", stream_openai_completions)
 register_api_provider("anthropic-messages", stream_anthropic_messages)
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_ERROR_BODY_BYTES",
+    "MAX_EVENT_BYTES",
     "aclose_client",
     "custom_model",
     "env_var_names",

@@ -18,7 +18,7 @@ import httpx
 
 from ..types import StreamOptions
 from ._client import get_client, request_timeout
-from ._errors import ProviderError, describe_exception, format_http_error
+from ._errors import ProviderError, describe_exception, format_http_error, read_error_body
 from ._request import PreparedRequest
 
 DEFAULT_MAX_RETRIES = 2
@@ -109,12 +109,10 @@ async def send_with_retries(
             if response.status_code < 400:
                 return response
             try:
-                body = await response.aread()
-            except httpx.HTTPError:
-                body = b""
+                body, cut = await read_error_body(response)
             finally:
                 await response.aclose()
-            message = format_http_error(response.status_code, body, response.reason_phrase)
+            message = format_http_error(response.status_code, body, response.reason_phrase, cut=cut)
             if attempt >= max_retries or not _retryable(response):
                 raise ProviderError(message, response.status_code)
         delay = _retry_delay_s(response, attempt, options, message)
