@@ -165,7 +165,10 @@ async def test_thought_parts_are_thinking_with_their_signature(server: ScriptSer
     assert text.text == "The answer is 42." and text.text_signature == SIG_B
     assert result.usage.reasoning == 50
     config = server.requests[0].json()["generationConfig"]
-    assert config == {"thinkingConfig": {"includeThoughts": True, "thinkingBudget": 8192}}
+    assert config == {
+        "maxOutputTokens": 65536,  # Pi's default: the model's limit
+        "thinkingConfig": {"includeThoughts": True, "thinkingBudget": 8192},
+    }
 
 
 @pytest.mark.parametrize(

@@ -296,8 +296,11 @@ def build_body(model: Model, context: Context, options: StreamOptions | None) ->
     config: dict[str, Any] = {}
     if options is not None and options.temperature is not None:
         config["temperature"] = options.temperature
-    if options is not None and options.max_tokens is not None:
-        config["maxOutputTokens"] = options.max_tokens
+    max_tokens = options.max_tokens if options is not None else None
+    if max_tokens is None and model.max_tokens > 0:
+        max_tokens = model.max_tokens  # Pi's default (streamSimple): the model's output limit
+    if max_tokens is not None:
+        config["maxOutputTokens"] = max_tokens
     thinking = thinking_config(model, options)
     if thinking is not None:
         config["thinkingConfig"] = thinking
