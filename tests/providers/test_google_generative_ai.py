@@ -382,6 +382,36 @@ async def test_429_and_503_are_retried(server: ScriptServer) -> None:
     )
 
 
+def _quota(delay: str) -> dict[str, Any]:
+    return {
+        "error": {
+            "code": 429,
+            "message": "You exceeded your current quota.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay},
+            ],
+        }
+    }
+
+
+async def test_the_retry_delay_in_google_s_error_json_is_honoured(server: ScriptServer) -> None:
+    server.queue(error(429, _quota("120s")))
+    _, result = await asyncio.wait_for(
+        collect(gemini_model(server.url), ctx(), opts(max_retries=2, max_retry_delay_ms=1000)), 5
+    )
+    assert result.error_message == (
+        "Server requested 120s retry delay (max: 1s). "
+        "429: You exceeded your current quota. (RESOURCE_EXHAUSTED)"
+    )
+    assert len(server.requests) == 1
+
+    server.queue(error(429, _quota("0.01s")), stream_bytes(gemini_sse(final({"text": "ok"}))))
+    _, result = await collect(gemini_model(server.url), ctx(), opts(max_retries=1))
+    assert result.stop_reason == "stop" and len(server.requests) == 3
+
+
 async def test_error_json_mid_stream(server: ScriptServer) -> None:
     body = gemini_sse(
         chunk({"text": "Partial"}),
