@@ -104,9 +104,9 @@ def _multimodal_function_response(model_id: str) -> bool:
 
 def _valid_signature(signature: str | None) -> bool:
     """Thought signatures are base64 bytes; anything else would be refused."""
-    return (
-        bool(signature) and len(signature or "") % 4 == 0 and bool(_BASE64.match(signature or ""))
-    )
+    if not signature or len(signature) % 4:
+        return False
+    return _BASE64.match(signature) is not None
 
 
 def _inline(block: Any) -> dict[str, Any]:
