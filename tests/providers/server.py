@@ -179,6 +179,16 @@ def named_sse(*events: tuple[str, Any]) -> bytes:
     return "".join(out).encode()
 
 
+def gemini_sse(*chunks: Any) -> bytes:
+    """``data: <json>\r\n\r\n`` frames, as ``streamGenerateContent?alt=sse`` sends them (no
+    ``[DONE]``: the stream ends after the chunk with a ``finishReason``)."""
+    out = []
+    for chunk in chunks:
+        data = chunk if isinstance(chunk, str) else json.dumps(chunk)
+        out.append(f"data: {data}\r\n\r\n")
+    return "".join(out).encode()
+
+
 def stream_bytes(
     payload: bytes | list[bytes],
     *,

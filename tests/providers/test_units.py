@@ -66,7 +66,15 @@ def test_sse_byte_by_byte() -> None:
 
 def test_catalog_lookup_and_resolution() -> None:
     providers = {m.provider for m in catalog.list_models()}
-    assert providers == {"openai", "anthropic", "openrouter", "groq", "deepseek", "ollama"}
+    assert providers == {
+        "openai",
+        "anthropic",
+        "google",
+        "openrouter",
+        "groq",
+        "deepseek",
+        "ollama",
+    }
     m = catalog.get_model("openai", "gpt-4o-mini")
     assert m.api == "openai-completions" and m.base_url == "https://api.openai.com/v1"
     assert m.cost.input == 0.15 and m.context_window == 128000 and "image" in m.input

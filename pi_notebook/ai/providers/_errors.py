@@ -75,7 +75,13 @@ async def read_error_body(
 
 
 def error_payload_text(payload: Any) -> str:
-    """A readable text for a JSON error object (``{"error": {"message": ...}}`` and friends)."""
+    """A readable text for a JSON error object (``{"error": {"message": ...}}`` and friends).
+
+    The kind in brackets is ``type`` or a string ``code`` (OpenAI, Anthropic), else Google's
+    ``status`` (``INVALID_ARGUMENT``); a one-element list (Google's array framing) is unwrapped.
+    """
+    if isinstance(payload, list) and len(payload) == 1 and isinstance(payload[0], dict):
+        payload = payload[0]
     err = payload.get("error", payload) if isinstance(payload, dict) else payload
     if isinstance(err, str):
         return err
@@ -83,6 +89,8 @@ def error_payload_text(payload: Any) -> str:
         message = err.get("message") or err.get("detail") or err.get("msg")
         if isinstance(message, str) and message:
             kind = err.get("type") or err.get("code")
+            if not isinstance(kind, str):
+                kind = err.get("status")
             if isinstance(kind, str) and kind and kind not in message:
                 return f"{message} ({kind})"
             return message

@@ -26,13 +26,18 @@ from ..types import Model, ModelCost
 
 OPENAI_COMPLETIONS = "openai-completions"
 ANTHROPIC_MESSAGES = "anthropic-messages"
-IMPLEMENTED_APIS = frozenset({OPENAI_COMPLETIONS, ANTHROPIC_MESSAGES})
+GOOGLE_GENERATIVE_AI = "google-generative-ai"
+IMPLEMENTED_APIS = frozenset({OPENAI_COMPLETIONS, ANTHROPIC_MESSAGES, GOOGLE_GENERATIVE_AI})
 """The APIs a catalogue model may keep from Pi's data; others fall back to the provider's."""
 
 
 PROVIDERS: dict[str, dict[str, str]] = {
     "openai": {"api": OPENAI_COMPLETIONS, "base_url": "https://api.openai.com/v1"},
     "anthropic": {"api": ANTHROPIC_MESSAGES, "base_url": "https://api.anthropic.com"},
+    "google": {
+        "api": GOOGLE_GENERATIVE_AI,
+        "base_url": "https://generativelanguage.googleapis.com/v1beta",
+    },
     "openrouter": {"api": OPENAI_COMPLETIONS, "base_url": "https://openrouter.ai/api/v1"},
     "groq": {"api": OPENAI_COMPLETIONS, "base_url": "https://api.groq.com/openai/v1"},
     "deepseek": {"api": OPENAI_COMPLETIONS, "base_url": "https://api.deepseek.com"},
@@ -175,6 +180,7 @@ def resolve_model(spec: str, **overrides: Any) -> Model:
 
 __all__ = [
     "ANTHROPIC_MESSAGES",
+    "GOOGLE_GENERATIVE_AI",
     "IMPLEMENTED_APIS",
     "OPENAI_COMPLETIONS",
     "PROVIDERS",
