@@ -1,7 +1,8 @@
 """Real model providers over HTTP; importing this package registers their APIs.
 
-``openai-completions`` (OpenAI, OpenRouter, Groq, DeepSeek, Ollama, vLLM, llama.cpp...) and
-``anthropic-messages``. Providers must never raise out of a stream, and never expose an API key.
+``openai-completions`` (OpenRouter, Groq, DeepSeek, Ollama, vLLM, llama.cpp...),
+``openai-responses`` (OpenAI's models) and ``anthropic-messages``. Providers must never raise
+out of a stream, and never expose an API key.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from .anthropic_messages import stream_anthropic_messages
 from .catalog import custom_model, get_model, list_models, list_providers, resolve_model
 from .keys import env_var_names, get_env_api_key, requires_api_key, resolve_api_key
 from .openai_completions import stream_openai_completions
+from .openai_responses import stream_openai_responses
 
 register_api_provider("openai-completions", stream_openai_completions)
+register_api_provider("openai-responses", stream_openai_responses)
 register_api_provider("anthropic-messages", stream_anthropic_messages)
 
 __all__ = [
@@ -29,4 +32,5 @@ __all__ = [
     "resolve_model",
     "stream_anthropic_messages",
     "stream_openai_completions",
+    "stream_openai_responses",
 ]
