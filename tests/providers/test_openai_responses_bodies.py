@@ -20,7 +20,7 @@ from pi_notebook.ai import (
 from pi_notebook.ai.providers import get_model
 from pi_notebook.ai.providers.openai_responses import clamp_thinking_level, short_hash
 
-from .helpers import KEY, collect
+from .helpers import KEY, anthropic_model, collect, openai_model
 from .responses_sse import reasoning_item, responses_model
 from .server import ScriptServer, error
 from .test_request_bodies import IMG, TOOL, transcript
@@ -237,3 +237,32 @@ def test_short_hash_is_pi_s() -> None:
     assert short_hash("") == "k4n83c7h0j2b"
     assert short_hash("abc") == "y0biex7f9bbh"
     assert short_hash("Zürich😀") == "6i3gkt1qcprxo"
+
+
+async def test_a_responses_conversation_continues_on_the_other_apis(server: ScriptServer) -> None:
+    """Its reasoning becomes text and its ``call_id|item_id`` ids become ids those APIs accept, with
+    each tool result still answering its call."""
+    turn = AssistantMessage(
+        api="openai-responses",
+        provider="openai",
+        model="o4-test",
+        stop_reason="toolUse",
+        content=[
+            ThinkingContent(thinking="Plan.", thinking_signature=reasoning_item("Plan.")),
+            TextContent(text="Reading.", text_signature='{"v":1,"id":"msg_1"}'),
+            ToolCall(id="call_abc|fc_" + "x" * 60, name="read", arguments={"path": "a"}),
+        ],
+    )
+    result = ToolResultMessage(
+        tool_call_id=turn.content[2].id, tool_name="read", content=[TextContent(text="r")]
+    )
+    context = Context(messages=[UserMessage(content="q"), turn, result])
+    chat = (await _sent(server, openai_model(server.url), context)).json()["messages"]
+    assert "Plan." in chat[1]["content"]  # the reasoning, as text
+    call_id = chat[1]["tool_calls"][0]["id"]
+    assert "|" not in call_id and len(call_id) <= 40 and chat[2]["tool_call_id"] == call_id
+    claude = (await _sent(server, anthropic_model(server.url), context)).json()["messages"]
+    assert claude[1]["content"][0] == {"type": "text", "text": "Plan."}
+    use = claude[1]["content"][2]
+    assert use["type"] == "tool_use" and "|" not in use["id"]
+    assert claude[2]["content"][0]["tool_use_id"] == use["id"]
