@@ -415,3 +415,20 @@ async def test_a_streamed_reply_is_a_full_message(server: ScriptServer) -> None:
     _, reply = await collect(responses_model(server.url), ctx(), opts())
     assert AssistantMessage.model_validate(reply.to_json_dict()) == reply
     assert [b.type for b in reply.content] == ["thinking", "text", "toolCall"]
+
+
+async def test_odd_item_shapes_do_not_break_the_stream(server: ScriptServer) -> None:
+    s = Stream().created()
+    s.add("response.output_item.added", output_index=[0], item={"type": "message"})
+    s.add("response.output_item.added", output_index=0, item={"type": "web_search_call"})
+    s.add("response.output_item.added", output_index=1, item={"id": "rs", "type": "reasoning"})
+    s.add("response.output_item.done", output_index=1, item={"type": "reasoning", "summary": "x"})
+    s.add("response.output_item.added", output_index=2, item={"id": "m", "type": "message"})
+    s.add("response.output_text.delta", output_index=2, delta="kept")
+    done = {"id": "m", "type": "message", "content": [7, {"type": "output_text", "text": 5}]}
+    s.add("response.output_item.done", output_index=2, item=done)
+    server.queue(stream_bytes(s.completed().body()))
+    _, result = await collect(responses_model(server.url), ctx(), opts())
+    assert result.stop_reason == "stop", result.error_message
+    assert [b.type for b in result.content] == ["text", "thinking", "text"]
+    assert result.content[2].text == ""  # the item's final text wins, and it has none

@@ -8,6 +8,10 @@ back on the next request, so multi-turn tool use works on reasoning models. Tool
 ``call_id|item_id``; text blocks keep their message item id as ``text_signature``
 (``{"v":1,"id":...}``), as Pi does, so transcripts move between Pi and us unchanged.
 
+Hand-written on the shared httpx driver rather than the ``openai`` SDK: the driver gives every
+provider the same retries, abort, key redaction and in-place block growth, and the SDK's
+Responses stream costs about 15x ours per event (``bench/bench_responses.py``).
+
 The stream function never raises: failures arrive as an ``error`` event. It must never put the
 API key anywhere but the Authorization header, never copy the message per event, and never
 leave scratch state on content blocks.
@@ -466,6 +470,19 @@ def failure_text(response: Any) -> str:
     return "Unknown error (no error details in response)"
 
 
+def _key(payload: dict[str, Any]) -> Any:
+    """An event's ``output_index`` as a slot key (anything unhashable is no index)."""
+    index = payload.get("output_index")
+    return index if isinstance(index, int | str) else None
+
+
+def _texts(parts: Any, field: str) -> list[str]:
+    if not isinstance(parts, list):
+        return []
+    values = (part.get(field) for part in parts if isinstance(part, dict))
+    return [value if isinstance(value, str) else "" for value in values]
+
+
 class OpenAIResponsesDecoder:
     """Responses stream events -> assistant-message events on the live ``output``.
 
@@ -479,7 +496,7 @@ class OpenAIResponsesDecoder:
         self.output = output
         self.push = push
         self.content = output.content
-        self.slots: dict[int, tuple[str, int]] = {}  # output_index -> (block type, index)
+        self.slots: dict[Any, tuple[str, int]] = {}  # output_index -> (block type, index)
         self.raw_args: RawArguments = {}
         self.reasoning_by_id: dict[str, int] = {}
         self.terminal = False
@@ -523,9 +540,9 @@ class OpenAIResponsesDecoder:
             if slot is not None:
                 self.push(grow_thinking(self.output, slot, "\n\n"))
         elif kind == "response.output_item.added":
-            self._open(payload.get("output_index"), payload.get("item"))
+            self._open(_key(payload), payload.get("item"))
         elif kind == "response.output_item.done":
-            self._item_done(payload.get("output_index"), payload.get("item"))
+            self._item_done(_key(payload), payload.get("item"))
         elif kind == "response.function_call_arguments.done":
             self._arguments_done(payload)
         elif kind == "response.created":
@@ -543,7 +560,7 @@ class OpenAIResponsesDecoder:
     # -- blocks ------------------------------------------------------------------------------
 
     def _slot(self, payload: dict[str, Any], block_type: str) -> int | None:
-        slot = self.slots.get(payload.get("output_index"))  # type: ignore[arg-type]
+        slot = self.slots.get(_key(payload))
         return slot[1] if slot is not None and slot[0] == block_type else None
 
     def _open(self, output_index: Any, item: Any) -> tuple[str, int] | None:
@@ -594,18 +611,21 @@ class OpenAIResponsesDecoder:
         block: Any = self.content[index]
         item_type = item.get("type")
         if item_type == "reasoning" and block_type == "thinking":
-            summary = "\n\n".join(s.get("text") or "" for s in item.get("summary") or [])
-            text = "\n\n".join(c.get("text") or "" for c in item.get("content") or [])
+            summary = "\n\n".join(_texts(item.get("summary"), "text"))
+            text = "\n\n".join(_texts(item.get("content"), "text"))
             block.thinking = summary or text or block.thinking
             block.thinking_signature = _compact(item)
             if isinstance(item.get("id"), str):
                 self.reasoning_by_id[item["id"]] = index
             self.push(ThinkingEndEvent(index, block.thinking, self.output))
         elif item_type == "message" and block_type == "text":
-            block.text = "".join(
-                (c.get("text") if c.get("type") == "output_text" else c.get("refusal")) or ""
-                for c in item.get("content") or []
+            parts = item.get("content")
+            texts = (
+                part.get("text") if part.get("type") == "output_text" else part.get("refusal")
+                for part in (parts if isinstance(parts, list) else [])
+                if isinstance(part, dict)
             )
+            block.text = "".join(text for text in texts if isinstance(text, str))
             if isinstance(item.get("id"), str) and item["id"]:
                 block.text_signature = encode_text_signature(item["id"], item.get("phase"))
             self.push(TextEndEvent(index, block.text, self.output))
