@@ -207,3 +207,43 @@ async def test_body_and_reply_are_pi_s(
     pi_headers, our_headers = (r.headers for r in server.requests)
     for name in ("session_id", "x-client-request-id", "authorization"):
         assert our_headers.get(name) == pi_headers.get(name), name
+
+
+def _partial_text() -> Stream:
+    s = Stream().created()
+    s.add(
+        "response.output_item.added",
+        output_index=0,
+        item={"id": "msg_1", "type": "message", "role": "assistant", "content": []},
+    )
+    return s.add("response.output_text.delta", output_index=0, item_id="msg_1", delta="Par")
+
+
+ENDINGS = {
+    "failed": _partial_text().failed("server_error", "The model failed.").body(),
+    "failed without details": _partial_text()
+    .add("response.failed", response={"id": "r", "status": "failed"})
+    .body(),
+    "incomplete": Stream().created().message(0, "Cut sh").incomplete().body(),
+    "error event": _partial_text().add("error", code="ERR_X", message="Went wrong").body(),
+    "no terminal event": _partial_text().body(),
+    "refusal": Stream().created().message(0, "I can't.", refusal=True).completed().body(),
+    "cancelled": _partial_text()
+    .add("response.completed", response={"id": "r", "status": "cancelled"})
+    .body(),
+    "unknown status": _partial_text()
+    .add("response.completed", response={"id": "r", "status": "paused"})
+    .body(),
+}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("ending", list(ENDINGS))
+async def test_endings_are_pi_s(server: ScriptServer, pi_dir: Path, ending: str) -> None:
+    model = responses_model(server.url)
+    context = Context(messages=[UserMessage(content="hi")])
+    server.queue(stream_bytes(ENDINGS[ending]), stream_bytes(ENDINGS[ending]))
+    theirs = await _pi(pi_dir, model, context, {"maxTokens": 100})
+    events, reply = await collect(model, context, StreamOptions(api_key=KEY, max_tokens=100))
+    assert [e.type for e in events] == theirs["events"]
+    assert _comparable(reply.to_json_dict()) == _comparable(theirs["message"])
