@@ -76,7 +76,7 @@ def test_catalog_lookup_and_resolution() -> None:
         "ollama",
     }
     m = catalog.get_model("openai", "gpt-4o-mini")
-    assert m.api == "openai-completions" and m.base_url == "https://api.openai.com/v1"
+    assert m.api == "openai-responses" and m.base_url == "https://api.openai.com/v1"
     assert m.cost.input == 0.15 and m.context_window == 128000 and "image" in m.input
     a = catalog.get_model("anthropic", "claude-sonnet-4-5")
     assert a.api == "anthropic-messages" and a.reasoning and a.cost.cache_write == 3.75

@@ -1,8 +1,8 @@
 """Real model providers over HTTP; importing this package registers their APIs.
 
-``openai-completions`` (OpenAI, OpenRouter, Groq, DeepSeek, Ollama, vLLM, llama.cpp...),
-``anthropic-messages`` and ``google-generative-ai`` (Gemini). Providers must never raise out
-of a stream, and never expose an API key.
+``openai-completions`` (OpenRouter, Groq, DeepSeek, Ollama, vLLM, llama.cpp...),
+``openai-responses`` (OpenAI's models), ``anthropic-messages`` and ``google-generative-ai``
+(Gemini). Providers must never raise out of a stream, and never expose an API key.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from .catalog import custom_model, get_model, list_models, list_providers, resol
 from .google_generative_ai import stream_google_generative_ai
 from .keys import env_var_names, get_env_api_key, requires_api_key, resolve_api_key
 from .openai_completions import stream_openai_completions
+from .openai_responses import stream_openai_responses
 
 register_api_provider("openai-completions", stream_openai_completions)
+register_api_provider("openai-responses", stream_openai_responses)
 register_api_provider("anthropic-messages", stream_anthropic_messages)
 register_api_provider("google-generative-ai", stream_google_generative_ai)
 
@@ -38,4 +40,5 @@ __all__ = [
     "stream_anthropic_messages",
     "stream_google_generative_ai",
     "stream_openai_completions",
+    "stream_openai_responses",
 ]
