@@ -41,6 +41,7 @@ from ..tools import (
     refresh_tools,
 )
 from ..tools import undo as undo_tools
+from . import code_cell
 from .expansion import ExpansionError, expand
 from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, format_help, parse_options
@@ -66,6 +67,10 @@ LINE_COMMANDS = (
     "model",
     "last",
     "undo",
+    "code",
+    "resume",
+    "save",
+    "load",
     "help",
 )
 
@@ -77,6 +82,13 @@ def _shell() -> InteractiveShell:
     if ip is None:
         raise RuntimeError("pi_notebook.notebook needs a running IPython shell")
     shell: InteractiveShell = ip
+    return shell
+
+
+def _shell_or_none() -> InteractiveShell | None:
+    from IPython import get_ipython
+
+    shell: InteractiveShell | None = get_ipython()
     return shell
 
 
@@ -212,13 +224,18 @@ async def execute(
     session: NotebookSession,
     namespace: dict[str, Any],
     show: Callable[[str], None],
+    *,
+    background: bool = False,
 ) -> None:
-    """Run one prompt (after any active run of ``agent``) and show its transcript once."""
+    """Run one prompt (after any active run of ``agent``) and show its transcript once; offer
+    the code the agent ran as the next cell (see :mod:`.code_cell`)."""
     while agent.is_running:  # a cell queued behind a background run waits for it
         await agent.wait_for_idle()
     log = RunLog()  # counts, lifecycle and coalesced deltas: never an object per token
     start = len(agent.state.messages)
     unsubscribe = agent.subscribe(log)
+    recorder = code_cell.CodeRecorder(agent, namespace)
+    unsubscribe_code = agent.subscribe(recorder)
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
     opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
     panel = opened[0] if opened is not None else None
@@ -234,6 +251,7 @@ async def execute(
         raise
     finally:
         unsubscribe()
+        unsubscribe_code()
         agent.should_stop_after_turn = previous_hook
         restore_tool_hooks()
         new_messages = agent.state.messages[start:]
@@ -247,6 +265,10 @@ async def execute(
             show(text)
         else:
             _close_panel(*opened, interrupted)
+        off = code_cell.off_reason(
+            no_code_cell=options.no_code_cell, plain=opened is None, background=background
+        )
+        code_cell.finish_run(_shell_or_none(), agent, recorder, off)
     check_replay(new_messages)  # a replay that diverged from its recording fails the cell
 
 
@@ -343,7 +365,9 @@ def _launch_background(p: PreparedCell, *, forced: bool) -> None:
 
     async def run() -> None:
         try:
-            await execute(p.agent, p.prompt, p.options, p.session, p.namespace, show)
+            await execute(
+                p.agent, p.prompt, p.options, p.session, p.namespace, show, background=True
+            )
         except asyncio.CancelledError:
             pass
 
@@ -400,7 +424,19 @@ def line_command(line: str) -> Any:
     if command == "undo":  # the undo record of the last %%agent cell's conversation
         if session.current is not None and session.current.is_running:
             raise UsageError("%agent undo: a run is active; %agent abort first")
-        print(undo_tools(namespace, session.current).text())
+        report = undo_tools(namespace, session.current)
+        left = bool(report.kept or report.not_restored)
+        code_cell.after_undo(session.current, report.restored, report.removed, left)
+        print(report.text())
+        return None
+    if command == "code":  # the last run's code: printed, or offered as the next cell
+        agent_or_none = session.current if session.current is not None else session.default
+        try:
+            text = code_cell.code_command(ip, agent_or_none, rest)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if text:
+            print(text, end="" if text.endswith("\n") else "\n")
         return None
     try:
         agent = session.target(namespace)
