@@ -44,7 +44,7 @@ from ..tools import undo as undo_tools
 from . import code_cell
 from .expansion import ExpansionError, expand
 from .models import ModelError, model_from_name
-from .options import AgentOptions, OptionsError, format_help, parse_options
+from .options import AgentOptions, OptionsError, format_help, magic_doc, parse_options
 from .render import final_text, render_transcript
 from .run_log import RunLog
 from .session import NotebookSession, get_session
@@ -501,6 +501,10 @@ class AgentMagics(Magics):
             return None
         _launch_background(p, forced=True)  # a loop runs but this cell cannot await it
         return None
+
+
+# ``%%agent?`` and Shift-Tab show the magic's docstring: make it the full option list.
+AgentMagics.agent.__doc__ = magic_doc()
 
 
 def transform_agent_cell(lines: list[str]) -> list[str]:

@@ -150,6 +150,15 @@ def format_help() -> str:
     return build_parser().format_help()
 
 
+def magic_doc() -> str:
+    """The magic's docstring (``%%agent?``, Shift-Tab): a summary line and the full help, as
+    IPython's ``@magic_arguments`` magics build theirs from their parser."""
+    return (
+        "%agent COMMAND [TEXT] runs a line command; %%agent [options] runs the agent on the "
+        "cell body.\n\n" + format_help()
+    )
+
+
 def parse_options(line: str) -> AgentOptions:
     """Parse the ``%%agent`` line; raises :class:`OptionsError`."""
     try:
@@ -172,4 +181,11 @@ def parse_options(line: str) -> AgentOptions:
     return AgentOptions(**values)
 
 
-__all__ = ["THINKING_LEVELS", "AgentOptions", "OptionsError", "format_help", "parse_options"]
+__all__ = [
+    "THINKING_LEVELS",
+    "AgentOptions",
+    "OptionsError",
+    "format_help",
+    "magic_doc",
+    "parse_options",
+]
