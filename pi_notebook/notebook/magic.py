@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -42,6 +44,7 @@ from ..tools import (
 )
 from ..tools import undo as undo_tools
 from . import code_cell
+from .conversations import ConversationError, get_conversations, key_of
 from .expansion import ExpansionError, expand
 from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, format_help, magic_doc, parse_options
@@ -236,6 +239,7 @@ async def execute(
     unsubscribe = agent.subscribe(log)
     recorder = code_cell.CodeRecorder(agent, namespace)
     unsubscribe_code = agent.subscribe(recorder)
+    get_conversations().track(key_of(options.agent), agent, namespace, _note)  # saved at ends
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
     opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
     panel = opened[0] if opened is not None else None
@@ -341,6 +345,10 @@ async def run_cell(line: str, cell: str) -> None:
     await execute(p.agent, p.prompt, p.options, p.session, p.namespace, _print)
 
 
+def _note(text: str) -> None:
+    print(text)
+
+
 def _print(text: str) -> None:
     if text:
         print(text)
@@ -438,6 +446,8 @@ def line_command(line: str) -> Any:
         if text:
             print(text, end="" if text.endswith("\n") else "\n")
         return None
+    if command in ("resume", "save", "load"):
+        return _conversation_command(command, rest, session, namespace)
     try:
         agent = session.target(namespace)
     except ModelError as exc:
@@ -477,6 +487,58 @@ def line_command(line: str) -> Any:
         model = agent.state.model
         print(f"model: {model.provider}/{model.id} (from {session.source_of(agent)})")
     return None
+
+
+def _conversation_command(
+    command: str, rest: str, session: NotebookSession, namespace: dict[str, Any]
+) -> None:
+    """``%agent resume [NAME]`` / ``save PATH`` / ``load PATH`` (see :mod:`.conversations`)."""
+    conversations = get_conversations()
+    try:
+        args = shlex.split(rest)
+    except ValueError as exc:
+        raise UsageError(f"%agent {command}: {exc}") from None
+    try:
+        if command == "resume":
+            if len(args) > 1 or (args and not args[0].isidentifier()):
+                raise UsageError("%agent resume: usage: %agent resume [NAME]")
+            name = args[0] if args and args[0] != "default" else None
+            agent = _conversation_agent(session, namespace, name)
+            if agent.is_running:
+                raise UsageError("%agent resume: a run is active; %agent abort first")
+            print(conversations.resume(key_of(name), agent, session, namespace, _note))
+            session.current = agent
+            return
+        if len(args) != 1:
+            raise UsageError(f"%agent {command}: usage: %agent {command} PATH")
+        path = Path(args[0]).expanduser()
+        agent = session.target(namespace)
+        if command == "save":
+            key = conversations.key_of_agent(agent) or key_of(None)
+            count = conversations.save_to(path, agent, key, namespace)
+            print(f"saved {count} message{'' if count == 1 else 's'} to {path}")
+            return
+        if agent.is_running:
+            raise UsageError("%agent load: a run is active; %agent abort first")
+        print(conversations.load(path, agent, session, namespace))
+    except (ConversationError, ModelError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _conversation_agent(
+    session: NotebookSession, namespace: dict[str, Any], name: str | None
+) -> Agent:
+    """The agent ``%agent resume [NAME]`` restores into (created as ``--agent NAME`` would)."""
+    if name is None:
+        return session.default_agent(namespace)
+    existing = namespace.get(name)
+    if isinstance(existing, Agent):
+        return existing
+    if existing is not None:
+        raise UsageError(f"%agent resume: {name!r} is a {type(existing).__name__}, not an Agent")
+    agent = Agent()
+    namespace[name] = agent
+    return agent
 
 
 # -- IPython wiring ------------------------------------------------------------------------------
@@ -533,6 +595,9 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     cleanup = ip.input_transformers_cleanup
     if transform_agent_cell not in cleanup:
         cleanup.append(transform_agent_cell)
+    saved = get_conversations().summary(ip.user_ns)  # after a restart: what %agent resume has
+    if saved is not None:
+        print(saved)
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
