@@ -71,3 +71,11 @@ def test_bench_undo_prints_the_floor_and_ours_for_both_codes() -> None:
     for row in ("reads    floor", "reads    ours", "methods  floor", "methods  ours"):
         assert row in out
     assert "ours / floor" in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_sessions_prints_ours_next_to_both_peers() -> None:
+    out = run_bench("bench_sessions.py", "--runs", "5", "--chars", "50", "--window", "2")
+    assert "conversation of 5 runs (20 messages" in out
+    for row in ("  ours ", "  full dump ", "  append ", "full dump / ours", "ours / append"):
+        assert row in out

@@ -251,6 +251,9 @@ class LineCache:
         return [line for _, line in self._saved]
 
 
+_BATCH_LINES = 500
+
+
 def write(path: Path, header: FileHeader, lines: Sequence[str]) -> None:
     """Write the file atomically (temporary file in the same folder, fsync, ``os.replace``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -260,8 +263,14 @@ def write(path: Path, header: FileHeader, lines: Sequence[str]) -> None:
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(header.line() + "\n")
-            for line in lines:
-                handle.write(line + "\n")
+            batch: list[str] = []
+            for line in lines:  # a few writes: a write per line costs more than the fsync
+                batch.append(line)
+                if len(batch) == _BATCH_LINES:
+                    handle.write("\n".join(batch) + "\n")
+                    batch.clear()
+            if batch:
+                handle.write("\n".join(batch) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
