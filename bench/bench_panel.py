@@ -5,12 +5,15 @@ provider's token is 4 characters and it streams one token per chunk) spread over
 assistant messages with two tool calls between them, paced at ``--tps`` tokens a second.
 Every comm message the widget sends goes through ipywidgets' real serialisation into a
 recording comm (``comm.create_comm`` replaced), so the figures count exactly what would go
-over iopub: ``comm_open`` (it carries the ~25 kB front-end module, once per panel), the
-custom messages (the snapshot answering the view's ``hello`` and the delta frames) and the
-``update`` messages of the synced ``state`` trait.
+over iopub: ``comm_open`` (it carries the front-end module and stylesheet, once per panel:
+minified by ``js/build.mjs`` when built), the custom messages (the snapshot answering the
+view's ``hello`` and the delta frames, which carry the Markdown as kernel-rendered HTML:
+finished blocks once, the streaming tail as a splice) and the ``update`` messages of the synced
+``state`` trait.
 
 Latency is measured from the agent's first listener seeing a text chunk (the sink, right
-after the provider chunk) to the comm message carrying that chunk's last character.
+after the provider chunk) to the first frame sent after it (each frame renders all the text
+that arrived before it).
 
 Peers, in the same run, as ratios to the text's UTF-8 bytes:
 
@@ -140,31 +143,25 @@ async def run_panel(text: str, tps: float, rate: float) -> dict[str, Any]:
     records = RECORDER.records
     custom = [r for r in records if r[3].get("method") == "custom"]
     updates = [r for r in records if r[3].get("method") == "update"]
-    # When did each character reach the comm? Walk the frames' text appends in order.
-    arrivals: list[tuple[float, int]] = []
-    sent = 0
-    for at, _, _, data in custom:
-        content = data["content"]
-        if content["type"] != "deltas":
-            continue
-        for op in content["ops"]:
-            if op[0] == "a" and op[1][0] == "messages":
-                sent += len(op[2])
-        arrivals.append((at, sent))
+    # When did each chunk reach the comm? The first frame after it renders it.
+    frame_times = [at for at, _, _, data in custom if data["content"]["type"] == "deltas"]
     latencies: list[float] = []
     j = 0
-    for at, upto in seen:
-        while j < len(arrivals) and arrivals[j][1] < upto:
+    for at, _ in seen:
+        while j < len(frame_times) and frame_times[j] < at:
             j += 1
-        if j < len(arrivals):
-            latencies.append((arrivals[j][0] - at) * 1000)
+        if j < len(frame_times):
+            latencies.append((frame_times[j] - at) * 1000)
     final = panel.snapshot
-    streamed = "".join(
-        b["text"] for m in final["messages"] if m["role"] == "assistant" for b in m["blocks"]
-        if b["type"] == "text"
-    )  # fmt: skip
-    assert streamed == text, "the panel's transcript must be the whole answer"
-    assert sent == len(text), (sent, len(text))
+    streamed = [
+        "".join(b["html"]) for m in final["messages"] if m["role"] == "assistant"
+        for b in m["blocks"] if b["type"] == "text"
+    ]  # fmt: skip
+    from pi_notebook.notebook.panel import render_markdown
+
+    a, b = int(len(text) * 0.4), int(len(text) * 0.8)
+    expected = [render_markdown(part) for part in (text[:a], text[a:b], text[b:])]
+    assert streamed == expected, "the panel's transcript must be the whole answer"
     return {
         "open_bytes": open_bytes,
         "custom_msgs": len(custom),

@@ -70,7 +70,11 @@ def _payload(chunks: int) -> bytes:
 
 
 async def _serve(chunks: int) -> None:
-    body = _payload(chunks)
+    await serve_body(_payload(chunks))
+
+
+async def serve_body(body: bytes) -> None:
+    """Answer every request on a free port (printed first) with ``body`` as a chunked SSE reply."""
     frame = 16384
     framed = (
         b"".join(

@@ -3,11 +3,20 @@
 // drops frames until a fresh snapshot arrives (it asks for one with {"type": "resync"}).
 //
 // Ops: ["s", path, value] sets, ["a", path, text] appends to a string, ["p", path, value]
-// pushes onto a list. A path is a list of keys and indexes.
+// pushes onto a list, ["t", path, [keep, text]] keeps the first `keep` code units of the string
+// and appends text (the kernel's splice of a streaming tail), ["m", path, n] moves the first n
+// code units of the text block's tail onto its html list (a block that finished as shown).
+// A path is a list of keys and indexes.
 
 export function applyOp(state, op) {
   const [kind, path, value] = op;
   if (!Array.isArray(path) || path.length === 0) throw new Error("an op needs a non-empty path");
+  if (kind === "m") {
+    const block = path.reduce((node, key) => node[key], state);
+    block.html.push(block.tail.slice(0, value));
+    block.tail = block.tail.slice(value);
+    return;
+  }
   let target = state;
   for (let i = 0; i < path.length - 1; i++) {
     target = target[path[i]];
@@ -17,6 +26,7 @@ export function applyOp(state, op) {
   if (kind === "s") target[key] = value;
   else if (kind === "a") target[key] = (target[key] ?? "") + value;
   else if (kind === "p") target[key].push(value);
+  else if (kind === "t") target[key] = target[key].slice(0, value[0]) + value[1];
   else throw new Error(`unknown op kind ${kind}`);
 }
 

@@ -1,14 +1,21 @@
-// The panel's DOM (the contract in /work/coord/PANEL_CONTRACT.md). mountPanel(el, {send})
-// builds the view, follows snapshots and delta frames through a Receiver, and turns the
-// controls into messages for the kernel. All model and tool text is either rendered by the
-// escape-first Markdown renderer or set as textContent; images only for raster data URLs.
+// The panel's DOM: mountPanel(el, {send}) builds the view, follows snapshots and delta frames
+// through a Receiver, and turns the controls into messages for the kernel. There is no
+// Markdown parser here: the kernel renders Markdown to sanitised HTML (markdown-it-py, see
+// pi_notebook/notebook/panel/markdown.py) and that HTML is the only markup inserted; every
+// other model or tool text is set as textContent, images only for raster data URLs.
+//
+// A text block is {html: [finished top-level blocks], tail: html of the part still
+// streaming, raw: null | that part as plain text (when it is long)}. A frame appends the new
+// finished blocks before the tail and replaces only the tail (or appends to the raw text), so
+// the work per frame depends on the new text, never on the whole answer. The finished blocks
+// sit in chunks of CHUNK (div.pi-chunk), so the layout of a frame does not walk them all.
 
-import { renderMarkdown } from "./markdown.js";
 import { Receiver } from "./deltas.js";
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 const PREVIEW_CHARS = 600;
+const CHUNK = 32;
 const LIVE = new Set(["streaming", "running-tools"]);
 const FINAL = new Set(["done", "aborted", "error"]);
 
@@ -193,17 +200,76 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     return node;
   };
 
+  // -- text blocks: finished HTML, then the tail ----------------------------------------
+  const shown = new WeakMap(); // text body -> what it shows {html, count, tail, tailHtml, raw}
+
+  const syncTail = (rec, block, reset, appended) => {
+    if (block.raw == null) {
+      if (rec.raw || rec.tailHtml !== block.tail) {
+        rec.tail.className = "pi-tail";
+        rec.tail.innerHTML = block.tail || "";
+        rec.tailHtml = block.tail;
+        rec.raw = null;
+      }
+    } else if (!rec.raw || reset) {
+      rec.tail.className = "pi-tail pi-raw";
+      rec.raw = doc.createTextNode(block.raw);
+      rec.tail.replaceChildren(rec.raw);
+      rec.tailHtml = null;
+    } else if (appended) {
+      rec.raw.appendData(appended);
+    }
+  };
+
+  // Finished blocks go into chunks of CHUNK blocks, so a frame's layout visits a few chunks,
+  // not every block of a long answer (the chunks are plain divs: margins collapse through).
+  const appendBlocks = (rec, list, from) => {
+    for (let k = from; k < list.length; ) {
+      if (!rec.chunk || rec.inChunk === CHUNK) {
+        rec.chunk = h(doc, "div", "pi-chunk");
+        rec.tail.before(rec.chunk);
+        rec.inChunk = 0;
+      }
+      const take = Math.min(CHUNK - rec.inChunk, list.length - k);
+      rec.chunk.insertAdjacentHTML("beforeend", list.slice(k, k + take).join(""));
+      rec.inChunk += take;
+      k += take;
+    }
+    rec.count = list.length;
+  };
+
+  const fillText = (body, block) => {
+    const tail = h(doc, "div", "pi-tail");
+    body.replaceChildren(tail);
+    if (block.html === undefined && typeof block.text === "string") {
+      // Widget state saved by an older version (blocks of raw text): show it as text.
+      block = { html: [], tail: "", raw: block.text };
+    }
+    const rec = { html: block.html, count: 0, chunk: null, inChunk: 0, tail, tailHtml: "", raw: null };
+    shown.set(body, rec);
+    appendBlocks(rec, block.html || [], 0);
+    syncTail(rec, block, true, "");
+  };
+
+  // Bring a text body up to its block after a frame: only the new blocks and the tail.
+  const syncText = (body, block, change) => {
+    const rec = shown.get(body);
+    if (!rec || rec.html !== block.html) return fillText(body, block);
+    appendBlocks(rec, block.html, rec.count);
+    syncTail(rec, block, change.reset, change.appended);
+  };
+
   const renderBlock = (index, j, block) => {
     if (block.type === "text") {
       const node = h(doc, "div", "pi-text", { "data-block": j });
-      node.innerHTML = renderMarkdown(block.text);
+      fillText(node, block);
       return node;
     }
     if (block.type === "thinking") {
       const node = details(`thinking:${index}:${j}`, "pi-thinking", "thinking");
       node.setAttribute("data-block", j);
       const body = h(doc, "div", "pi-thinking-text");
-      body.innerHTML = renderMarkdown(block.text);
+      fillText(body, block);
       node.append(body);
       return node;
     }
@@ -243,7 +309,8 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
         node.append(text);
       } else {
         const text = h(doc, "div", "pi-text");
-        text.innerHTML = renderMarkdown(entry.text || "");
+        if (typeof entry.html === "string") text.innerHTML = entry.html;
+        else text.textContent = entry.text || ""; // widget state saved by an older version
         node.append(text);
       }
       for (const image of entry.images || []) {
@@ -269,14 +336,13 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     else appendNewMessages();
   };
 
-  const updateBlock = (index, j) => {
+  const updateBlock = (index, j, change) => {
     const old = messageNode(index);
     const block = receiver.state.messages[index]?.blocks?.[j];
     const target = old && old.querySelector(`:scope > [data-block="${j}"]`);
     if (!old || !block || !target) return updateMessage(index);
-    if (block.type === "text") target.innerHTML = renderMarkdown(block.text);
-    else if (block.type === "thinking")
-      target.querySelector(".pi-thinking-text").innerHTML = renderMarkdown(block.text);
+    if (block.type === "text") syncText(target, block, change);
+    else if (block.type === "thinking") syncText(target.querySelector(".pi-thinking-text"), block, change);
     else updateMessage(index);
   };
 
@@ -360,18 +426,25 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     renderApprovals();
   };
 
-  const renderChanges = (paths) => {
+  const renderChanges = (ops) => {
     const sections = new Set();
     const messages = new Set();
-    const blocks = new Map();
+    const blocks = new Map(); // "i:j" -> {index, j, reset, appended}
     const cards = new Set();
     let newMessages = false;
-    for (const path of paths) {
-      const [head, a, b, c] = path;
+    for (const [kind, path, value] of ops) {
+      const [head, a, b, c, key] = path;
       if (head === "messages") {
         if (path.length === 1) newMessages = true;
-        else if (b === "blocks" && path.length === 5) blocks.set(`${a}:${c}`, [a, c]);
-        else messages.add(a);
+        else if (b === "blocks" && (path.length === 5 || kind === "m")) {
+          const id = `${a}:${c}`;
+          const change = blocks.get(id) || { index: a, j: c, reset: false, appended: "" };
+          if (key === "raw") {
+            if (kind === "a") change.appended += value;
+            else change.reset = true;
+          }
+          blocks.set(id, change);
+        } else messages.add(a);
       } else if (head === "tools") {
         cards.add(a);
       } else sections.add(head);
@@ -384,8 +457,8 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     const known = transcript.children.length;
     if (newMessages) appendNewMessages();
     for (const index of messages) if (index < known) updateMessage(index);
-    for (const [index, j] of blocks.values()) {
-      if (index < known && !messages.has(index)) updateBlock(index, j);
+    for (const change of blocks.values()) {
+      if (change.index < known && !messages.has(change.index)) updateBlock(change.index, change.j, change);
     }
     for (const id of cards) updateCard(id);
     if (sections.has("lifecycle")) renderLifecycle();
@@ -416,7 +489,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
       const { changed, resync } = receiver.receive(message);
       if (resync) send({ type: "resync" });
       if (changed === "all") renderAll();
-      else if (changed) renderChanges(changed);
+      else if (changed) renderChanges(message.ops);
       return { changed, resync };
     },
     destroy() {

@@ -52,6 +52,19 @@ def test_bench_loop_python_side_runs_without_pi() -> None:
 
 
 @pytest.mark.timeout(300)
+def test_bench_frontend_prints_ours_next_to_a_full_re_render() -> None:
+    if not Path("/usr/bin/chromium").exists() and os.environ.get("CI", "") != "true":
+        pytest.skip("/usr/bin/chromium not found (apt-get install chromium)")
+    out = run_bench(
+        "bench_frontend.py", "--tokens", "40,120", "--frame-tokens", "8", "--repeat", "1"
+    )
+    assert "answer: 120 tokens" in out and "full re-render" in out
+    for mark in ("40", "120"):
+        assert any(line.split()[:1] == [mark] for line in out.splitlines()), out
+    assert "from 40 to 120 tokens (medians): ours x" in out
+
+
+@pytest.mark.timeout(300)
 def test_bench_memory_prints_every_mode_next_to_the_bare_agent() -> None:
     out = run_bench("bench_memory.py", "--runs", "3", "--tokens", "2000", "--events-tokens", "200")
     assert "3 runs of 20 tokens, then one run of 2,000 tokens" in out
@@ -71,6 +84,22 @@ def test_bench_undo_prints_the_floor_and_ours_for_both_codes() -> None:
     for row in ("reads    floor", "reads    ours", "methods  floor", "methods  ours"):
         assert row in out
     assert "ours / floor" in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_tool_args_prints_old_and_new_at_both_sizes() -> None:
+    out = run_bench("bench_tool_args.py", "--sizes", "400,4000", "--repeat", "1")
+    assert "400 chars" in out and "4,000 chars" in out
+    for row in ("grower alone", "through the openai-completions client", "old ", "jiter", "new "):
+        assert row in out
+    assert out.count("old / new at 4,000 chars") == 2
+
+
+@pytest.mark.timeout(300)
+def test_bench_validation_prints_every_peer_and_workload() -> None:
+    out = run_bench("bench_validation.py", "--calls", "3", "--repeat", "1")
+    for word in ("ours", "uncached", "jsonschema", "fastjsonschema", "run_python", "4 mistakes"):
+        assert word in out
 
 
 @pytest.mark.timeout(300)

@@ -24,6 +24,18 @@ test("set, append and push ops", () => {
   assert.equal(state.status.state, "streaming");
 });
 
+test("a splice keeps the first code units and appends", () => {
+  const state = { t: "<p>Hello 😀 wor</p>" };
+  applyOps(state, [["t", ["t"], ["<p>Hello 😀 wor".length, "ld</p>"]]]);
+  assert.equal(state.t, "<p>Hello 😀 world</p>");
+});
+
+test("a move takes the head of a text block's tail onto its html list", () => {
+  const state = { b: { html: ["<h1>a</h1>"], tail: "<p>😀 done</p><p>next", raw: null } };
+  applyOps(state, [["m", ["b"], "<p>😀 done</p>".length]]);
+  assert.deepEqual(state.b, { html: ["<h1>a</h1>", "<p>😀 done</p>"], tail: "<p>next", raw: null });
+});
+
 test("bad ops throw instead of corrupting the state", () => {
   assert.throws(() => applyOps(base(), [["x", ["status"], 1]]));
   assert.throws(() => applyOps(base(), [["s", [], 1]]));

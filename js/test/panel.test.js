@@ -32,7 +32,7 @@ test("render says hello after listening, then follows snapshot and deltas", () =
   assert.deepEqual(model.sent, [{ type: "hello", seq: -1 }]);
   assert.equal(model.handlers.get("msg:custom").length, 1, "listening before the hello");
   model.emit("msg:custom", { type: "snapshot", ...full("streaming", 2) });
-  model.emit("msg:custom", { type: "deltas", seq: 3, ops: [["p", ["messages"], { role: "user", text: "yo", images: [] }]] });
+  model.emit("msg:custom", { type: "deltas", seq: 3, ops: [["p", ["messages"], { role: "user", html: "<p>yo</p>", images: [] }]] });
   assert.equal(el.querySelector('.pi-message[data-role="user"]').textContent, "useryo");
   cleanup();
   assert.equal(model.handlers.get("msg:custom").length, 0);
@@ -42,7 +42,7 @@ test("render says hello after listening, then follows snapshot and deltas", () =
 test("a saved notebook (no kernel) shows the synced final state", () => {
   const dom = new JSDOM(`<div id="el"></div>`);
   const el = dom.window.document.getElementById("el");
-  const model = new FakeModel(full("done", 9, { messages: [{ role: "user", text: "kept", images: [] }] }));
+  const model = new FakeModel(full("done", 9, { messages: [{ role: "user", html: "<p>kept</p>", images: [] }] }));
   const cleanup = widget.render({ model, el });
   assert.deepEqual(model.sent, [{ type: "hello", seq: 9 }]);
   assert.equal(el.querySelector(".pi-panel").getAttribute("data-state"), "done");

@@ -19,7 +19,7 @@ function state(overrides = {}) {
       state: "streaming", model: "faux/faux-1", turn: 1, tokens_in: 10, tokens_out: 5,
       cost: 0.0012, elapsed_ms: 1500, error: null, note: null,
     },
-    messages: [{ role: "user", text: "Hi", images: [] }],
+    messages: [{ role: "user", html: "<p>Hi</p>", images: [] }],
     tools: {},
     lifecycle: [
       { id: 0, parent: null, kind: "run", label: "Agent Run", detail: "", start: 0, end: null, updates: 0 },
@@ -52,20 +52,24 @@ test("the DOM contract: status line, transcript, controls", () => {
   assert.equal(doc.querySelector(".pi-step").hidden, true, "step controls only in step mode");
 });
 
+const textBlock = (kind = "text") => ({ type: kind, html: [], tail: "", raw: null });
+const TEXT = ["messages", 1, "blocks", 1];
+
 test("streamed deltas update text, thinking and a tool card in place", () => {
   const { doc, view } = setup();
   view.receive({ type: "snapshot", seq: 0, ...state() });
   view.receive(frame(1, [
     ["p", ["messages"], { role: "assistant", blocks: [], stop_reason: null, error: null }],
-    ["p", ["messages", 1, "blocks"], { type: "thinking", text: "" }],
-    ["a", ["messages", 1, "blocks", 0, "text"], "hmm"],
-    ["p", ["messages", 1, "blocks"], { type: "text", text: "" }],
-    ["a", ["messages", 1, "blocks", 1, "text"], "Hello **wor"],
+    ["p", ["messages", 1, "blocks"], textBlock("thinking")],
+    ["s", ["messages", 1, "blocks", 0, "tail"], "<p>hmm</p>"],
+    ["p", ["messages", 1, "blocks"], textBlock()],
+    ["s", [...TEXT, "tail"], "<p>Hello **wor</p>"],
   ]));
-  const text = doc.querySelector('.pi-message[data-role="assistant"] .pi-text');
-  assert.equal(text.innerHTML, "<p>Hello **wor</p>");
-  view.receive(frame(2, [["a", ["messages", 1, "blocks", 1, "text"], "ld**"]]));
-  assert.equal(doc.querySelector('.pi-message[data-role="assistant"] .pi-text').innerHTML, "<p>Hello <strong>world</strong></p>");
+  const text = () => doc.querySelector('.pi-message[data-role="assistant"] .pi-text');
+  assert.equal(text().querySelector(".pi-tail").innerHTML, "<p>Hello **wor</p>");
+  // The kernel splices the tail: keep 9 characters, append the rest.
+  view.receive(frame(2, [["t", [...TEXT, "tail"], [9, "<strong>world</strong></p>"]]]));
+  assert.equal(text().innerHTML, '<div class="pi-tail"><p>Hello <strong>world</strong></p></div>');
   assert.equal(doc.querySelector("details.pi-thinking").textContent, "thinkinghmm");
   view.receive(frame(3, [
     ["p", ["messages", 1, "blocks"], { type: "toolCall", id: "t1", name: "add" }],
@@ -108,7 +112,9 @@ test("model text, tool arguments and tool results cannot inject markup", () => {
   const tools = {};
   const blocks = [];
   PAYLOADS.forEach((payload, i) => {
-    blocks.push({ type: "text", text: payload }, { type: "toolCall", id: `t${i}"><img src=x onerror=alert(1)>`, name: payload });
+    // Block HTML comes from the kernel's renderer (escaped there); everything else is text.
+    const escaped = payload.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    blocks.push({ type: "text", html: [`<p>${escaped}</p>`], tail: "", raw: null }, { type: "toolCall", id: `t${i}"><img src=x onerror=alert(1)>`, name: payload });
     tools[`t${i}"><img src=x onerror=alert(1)>`] = {
       id: `t${i}`, name: payload, args_text: payload, status: "done", start: 0, duration_ms: 1,
       result_text: payload, images: [{ mime: "image/svg+xml", data: "PHN2Zz4=" }, { mime: "image/png", data: '"><script>' }],
@@ -119,7 +125,7 @@ test("model text, tool arguments and tool results cannot inject markup", () => {
     type: "snapshot", seq: 0,
     ...state({
       messages: [
-        { role: "user", text: PAYLOADS.join("\n"), images: [] },
+        { role: "user", html: "<p>payloads</p>", images: [] },
         { role: "assistant", blocks, stop_reason: "error", error: PAYLOADS[1] },
         { role: "toolResult", tool_call_id: "t0", tool_name: PAYLOADS[0], text: PAYLOADS.join("\n"), images: [], is_error: true },
       ],
@@ -207,11 +213,11 @@ test("approvals: Approve and Deny answer with the tool call id", () => {
 
 test("an open thinking block stays open while text streams in", () => {
   const { doc, view } = setup();
-  view.receive({ type: "snapshot", seq: 0, ...state({ messages: [{ role: "assistant", blocks: [{ type: "thinking", text: "a" }], stop_reason: null, error: null }] }) });
+  view.receive({ type: "snapshot", seq: 0, ...state({ messages: [{ role: "assistant", blocks: [{ type: "thinking", html: ["<p>a</p>"], tail: "", raw: null }], stop_reason: null, error: null }] }) });
   const details = doc.querySelector("details.pi-thinking");
   details.open = true;
   details.dispatchEvent(new doc.defaultView.Event("toggle"));
-  view.receive(frame(1, [["p", ["messages", 0, "blocks"], { type: "text", text: "b" }]]));
+  view.receive(frame(1, [["p", ["messages", 0, "blocks"], { type: "text", html: ["<p>b</p>"], tail: "", raw: null }]]));
   assert.equal(doc.querySelector("details.pi-thinking").open, true);
 });
 
@@ -243,11 +249,11 @@ test("messages pushed in one frame keep their order even when only a later one i
   view.receive(frame(1, [
     ["p", ["messages"], { role: "toolResult", tool_call_id: "a", tool_name: "add", text: "sum=3", images: [], is_error: false }],
     ["p", ["messages"], assistant],
-    ["p", ["messages", 2, "blocks"], { type: "text", text: "" }],
-    ["a", ["messages", 2, "blocks", 0, "text"], "One"],
+    ["p", ["messages", 2, "blocks"], { type: "text", html: [], tail: "", raw: null }],
+    ["s", ["messages", 2, "blocks", 0, "tail"], "<p>One</p>"],
     ["s", ["messages", 2, "stop_reason"], "stop"],
   ]));
-  view.receive(frame(2, [["a", ["messages", 2, "blocks", 0, "text"], " approved."]]));
+  view.receive(frame(2, [["t", ["messages", 2, "blocks", 0, "tail"], [6, " approved.</p>"]]]));
   const nodes = [...doc.querySelectorAll(".pi-transcript > .pi-message")];
   assert.deepEqual(nodes.map((n) => n.getAttribute("data-index")), ["0", "1", "2"]);
   assert.deepEqual(nodes.map((n) => n.getAttribute("data-role")), ["user", "toolResult", "assistant"]);
@@ -271,9 +277,19 @@ test("after any frame sequence the DOM equals a fresh render of the same state",
     ["s", ["tools", "c1", "result_text"], "1"],
     ["p", ["messages"], { role: "toolResult", tool_call_id: "c1", tool_name: "add", text: "1", images: [], is_error: false }],
     ["p", ["messages"], { role: "assistant", blocks: [], stop_reason: null, error: null }],
-    ["p", ["messages", 3, "blocks"], { type: "text", text: "" }],
-    ["a", ["messages", 3, "blocks", 0, "text"], "Done "],
-    ["a", ["messages", 3, "blocks", 0, "text"], "**now**"],
+    ["p", ["messages", 3, "blocks"], { type: "text", html: [], tail: "", raw: null }],
+    ["s", ["messages", 3, "blocks", 0, "tail"], "<p>Done</p>"],
+    ["p", ["messages", 3, "blocks", 0, "html"], "<p>Done</p>"],
+    ["s", ["messages", 3, "blocks", 0, "tail"], "<p>long</p>"],
+    ["s", ["messages", 3, "blocks", 0, "raw"], "long **raw"],
+    ["s", ["messages", 3, "blocks", 0, "tail"], ""],
+    ["a", ["messages", 3, "blocks", 0, "raw"], " text"],
+    ["a", ["messages", 3, "blocks", 0, "raw"], "**"],
+    ["p", ["messages", 3, "blocks", 0, "html"], "<p>long <strong>raw text</strong></p>"],
+    ["s", ["messages", 3, "blocks", 0, "raw"], null],
+    ["s", ["messages", 3, "blocks", 0, "tail"], "<p>end</p>"],
+    ["s", ["messages", 3, "blocks", 0, "html"], ["<p>Done</p>", "<p>long <strong>raw text</strong></p>", "<p>end</p>"]],
+    ["s", ["messages", 3, "blocks", 0, "tail"], ""],
     ["s", ["messages", 3, "stop_reason"], "stop"],
     ["s", ["status", "state"], "done"],
   ];
@@ -293,4 +309,67 @@ test("after any frame sequence the DOM equals a fresh render of the same state",
     a.view.destroy();
   }
   live.view.destroy();
+});
+
+test("finished blocks are inserted once and never re-rendered; only the tail changes", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  view.receive(frame(1, [
+    ["p", ["messages"], { role: "assistant", blocks: [], stop_reason: null, error: null }],
+    ["p", ["messages", 1, "blocks"], textBlock()],
+    ["p", [...TEXT.slice(0, 3), 0, "html"], "<h2>Title</h2>"],
+    ["s", [...TEXT.slice(0, 3), 0, "tail"], "<p>first</p>"],
+  ]));
+  const body = doc.querySelector('.pi-message[data-role="assistant"] .pi-text');
+  const title = body.querySelector("h2");
+  let seq = 1;
+  for (let k = 0; k < 5; k++) {
+    view.receive(frame(++seq, [
+      ["p", [...TEXT.slice(0, 3), 0, "html"], `<p>para ${k}</p>`],
+      ["s", [...TEXT.slice(0, 3), 0, "tail"], `<p>tail ${k}</p>`],
+    ]));
+  }
+  assert.ok(title.isConnected, "the first block's node is the same one");
+  assert.deepEqual([...body.querySelectorAll(".pi-chunk > *, .pi-tail")].map((n) => n.textContent), [
+    "Title", "para 0", "para 1", "para 2", "para 3", "para 4", "tail 4",
+  ]);
+  // Finished blocks sit in chunks, so a frame's layout does not walk every block.
+  for (let k = 5; k < 70; k++) {
+    view.receive(frame(++seq, [["p", [...TEXT.slice(0, 3), 0, "html"], `<p>para ${k}</p>`]]));
+  }
+  const sizes = [...body.querySelectorAll(".pi-chunk")].map((c) => c.children.length);
+  assert.ok(sizes.length >= 2 && sizes.slice(0, -1).every((n) => n === sizes[0]), String(sizes));
+  assert.equal(sizes.reduce((a, b) => a + b), 71);
+  assert.equal(body.lastElementChild.className, "pi-tail");
+  // A long tail is raw text: appended to one text node, not re-rendered.
+  view.receive(frame(++seq, [
+    ["s", [...TEXT.slice(0, 3), 0, "tail"], ""],
+    ["s", [...TEXT.slice(0, 3), 0, "raw"], "| a | b |"],
+  ]));
+  const tail = body.querySelector(".pi-tail.pi-raw");
+  const node = tail.firstChild;
+  view.receive(frame(++seq, [["a", [...TEXT.slice(0, 3), 0, "raw"], "\n|---|---|"]]));
+  assert.equal(tail.firstChild, node);
+  assert.equal(tail.textContent, "| a | b |\n|---|---|");
+  assert.equal(tail.querySelector("*"), null, "raw text is never parsed as HTML");
+  view.receive(frame(++seq, [
+    ["p", [...TEXT.slice(0, 3), 0, "html"], "<table><tr><td>a</td></tr></table>"],
+    ["s", [...TEXT.slice(0, 3), 0, "raw"], null],
+  ]));
+  assert.equal(body.querySelector(".pi-tail").className, "pi-tail");
+  assert.equal(body.querySelector("table td").textContent, "a");
+  assert.ok(title.isConnected);
+});
+
+test("widget state saved by an older version (raw text blocks) still shows its text", () => {
+  const { doc, view } = setup();
+  view.adopt(state({
+    messages: [
+      { role: "user", text: "<b>old</b> prompt", images: [] },
+      { role: "assistant", blocks: [{ type: "text", text: "old **answer**" }], stop_reason: "stop", error: null },
+    ],
+  }));
+  assert.equal(doc.querySelector('.pi-message[data-role="user"] .pi-text').textContent, "<b>old</b> prompt");
+  assert.equal(doc.querySelector('.pi-message[data-role="assistant"] .pi-text').textContent, "old **answer**");
+  assert.equal(doc.querySelector(".pi-panel b"), null);
 });

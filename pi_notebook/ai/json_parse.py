@@ -1,8 +1,9 @@
 """Best-effort parsing of partial JSON: tool-call arguments while a model is still streaming them.
 
-A provider calls :func:`parse_streaming_json` on every tool-call delta, so a UI can show the
-arguments as they grow. The answer is that of the first of these to succeed (as Pi's
-``parseStreamingJson``):
+It defines what a tool call's ``arguments`` are while they stream in, so a UI can show them as
+they grow. Providers do not call it per delta: :mod:`.json_incremental` gives the same answers
+for work in proportion to each delta, and hands what it does not model back to this module.
+The answer is that of the first of these to succeed (as Pi's ``parseStreamingJson``):
 
 1. strict ``json.loads`` (the fast path: complete, well-formed arguments);
 2. strict parse of the *repaired* text (raw control characters inside strings escaped,
@@ -17,7 +18,7 @@ longest valid prefix (``1.5e`` -> ``1.5``; a bare ``-`` is dropped) and drops an
 trailing key or value. Text after a complete top-level value is ignored.
 
 This module must never raise (whatever the input, the answer is a value, ``{}`` at worst),
-never mutate anything, and never do more than linear work per call: it runs once per token.
+never mutate anything, and never do more than linear work per call.
 """
 
 from __future__ import annotations

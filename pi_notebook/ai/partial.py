@@ -21,11 +21,14 @@ from .events import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
 )
-from .json_parse import parse_json_object
+from .json_incremental import IncrementalJsonObject
 from .surrogates import clean_surrogates
 from .types import AssistantMessage, now_ms
 
 D = TypeVar("D", TextDeltaEvent, ThinkingDeltaEvent)
+
+RawArguments = dict[int, IncrementalJsonObject]
+"""A provider's scratch for its streaming tool calls: content index -> arguments so far."""
 
 REQUEST_ABORTED = "Request was aborted"
 """The ``error_message`` of every reply cut short by an abort (Pi's text)."""
@@ -62,22 +65,22 @@ grow_thinking = _grower(ThinkingDeltaEvent, "thinking_delta", "thinking")
 
 
 def grow_tool_call(
-    partial: AssistantMessage, index: int, raw: dict[int, str], fragment: str
+    partial: AssistantMessage, index: int, raw: RawArguments, fragment: str
 ) -> ToolCallDeltaEvent:
     """Append ``fragment`` to ``raw[index]``, the raw JSON arguments of the tool call
     ``partial.content[index]``, and set its ``arguments`` to their partial parse (``{}`` unless
     an object); returns its ``toolcall_delta``.
 
-    ``raw`` is the caller's scratch (content index -> JSON so far), kept off the block.
+    ``raw`` is the caller's scratch (content index -> arguments so far, with the parser's
+    state, so a fragment costs work in proportion to its length), kept off the block.
     """
     if not fragment.isascii():
         fragment = clean_surrogates(fragment)
-    # pop/+= as in _grower: the string grows in place instead of being copied per fragment.
-    text = raw.pop(index, "")
-    text += fragment
-    raw[index] = text
+    arguments = raw.get(index)
+    if arguments is None:
+        arguments = raw[index] = IncrementalJsonObject()
     block: Any = partial.content[index]
-    block.arguments = parse_json_object(text)
+    block.arguments = arguments.feed(fragment)
     event = bare_instance(ToolCallDeltaEvent)  # trusted(), inlined
     set_fields(
         event,

@@ -38,7 +38,14 @@ from .events import (
     ThinkingStartEvent,
     ToolCallStartEvent,
 )
-from .partial import aborted_event, end_event, grow_text, grow_thinking, grow_tool_call
+from .partial import (
+    RawArguments,
+    aborted_event,
+    end_event,
+    grow_text,
+    grow_thinking,
+    grow_tool_call,
+)
 from .registry import register_api_provider, resolve_stream, stream, unregister_api_provider
 from .secrets import redact, redact_data
 from .types import (
@@ -380,7 +387,7 @@ async def _play(
     final.timestamp = now_ms()
     partial = final.model_copy(update={"content": []})
     content = partial.content
-    raw_arguments: dict[int, str] = {}
+    raw_arguments: RawArguments = {}
     signal = options.signal if options else None
     for record in call.events:
         if signal is not None and signal.aborted:

@@ -6,7 +6,8 @@ ipykernel runs the agent as a coroutine on its own event loop (autoawait): widge
 messages keep flowing during the run, the cell stays busy until the run ends, and a kernel
 interrupt cancels the run's task (the agent aborts, closes its events and re-raises). The plain
 cell magic is the fallback where there is no autoawait: ``asyncio.run`` when no loop is
-running, otherwise a background run.
+running, otherwise a background run. Before ipykernel 7.4, which reads widget messages only
+between cells, a run that shows the panel goes to the background too (see ``run_mode``).
 
 This module must never use nest_asyncio or block the kernel's loop, never turn a cancellation
 into KeyboardInterrupt, and never print an API key or a traceback wall for a user mistake
@@ -50,6 +51,7 @@ from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, format_help, magic_doc, parse_options
 from .render import final_text, render_transcript
 from .run_log import RunLog
+from .run_mode import run_mode
 from .session import NotebookSession, get_session
 
 if TYPE_CHECKING:
@@ -292,12 +294,17 @@ def _open_panel(
 
 
 def _close_panel(panel: AgentPanel, handle: Any, interrupted: bool) -> None:
-    """End of run: last frame and state, then the output also gets the static transcript."""
+    """End of run: last frame, then the output becomes the static transcript (no widget view
+    left, so a saved notebook reads everywhere) and the widget is closed (no comm or state kept
+    alive per finished cell)."""
     from IPython.display import DisplayHandle
 
-    panel.finish(note="interrupted" if interrupted else None)
-    if isinstance(handle, DisplayHandle):
-        handle.update(panel.static_bundle(), raw=True)  # type: ignore[no-untyped-call]
+    if not isinstance(handle, DisplayHandle):  # nowhere to put the transcript: stay live
+        panel.finish(note="interrupted" if interrupted else None)
+        return
+    panel.finish(note="interrupted" if interrupted else None, sync=False)
+    handle.update(panel.static_bundle(), raw=True)  # type: ignore[no-untyped-call]
+    panel.close()
 
 
 @dataclass
@@ -341,6 +348,10 @@ async def run_cell(line: str, cell: str) -> None:
     if prepared.options.background:
         _launch_background(prepared, forced=False)
         return
+    mode = run_mode(_shell(), plain=plain_mode(prepared.options))
+    if not mode.awaits:  # this ipykernel cannot deliver the panel's messages during a cell
+        _launch_background(prepared, forced=True, note=mode.note)
+        return
     p = prepared
     await execute(p.agent, p.prompt, p.options, p.session, p.namespace, _print)
 
@@ -355,12 +366,12 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-def _launch_background(p: PreparedCell, *, forced: bool) -> None:
+def _launch_background(p: PreparedCell, *, forced: bool, note: str | None = None) -> None:
     from IPython.display import DisplayHandle, display
 
-    note = "running in the background"
     if forced:
-        note += " (autoawait is off, so this cell cannot wait for the run)"
+        note = note or "autoawait is off, so this cell cannot wait for the run"
+    note = "running in the background" + (f" ({note})" if note else "")
     handle = display(  # type: ignore[no-untyped-call]
         {"text/plain": f"[{note}; %agent status / steer / abort work meanwhile]"},
         raw=True,
@@ -393,6 +404,8 @@ async def wait() -> None:
 
 
 def _status(session: NotebookSession, agent: Agent) -> str:
+    from IPython import get_ipython
+
     model = agent.state.model
     assistants = [m for m in agent.state.messages if isinstance(m, AssistantMessage)]
     tokens_in = sum(m.usage.input + m.usage.cache_read + m.usage.cache_write for m in assistants)
@@ -406,6 +419,7 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             f"tokens: {tokens_in} in, {tokens_out} out",
             f"cost: ${cost:.4f}",
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
+            f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",
         ]
     )
     return redact(text)

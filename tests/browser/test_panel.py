@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..panel.corpus import ANSWERS
 from .driver import Notebook, import_playwright, install_recorder, recorded, write_notebook
 from .server import JupyterServer
 
@@ -393,7 +393,7 @@ def test_step_mode_advances_one_event_per_click(nb: Notebook, workdir: Path) -> 
     _assert_clean(nb)
 
 
-def test_final_state_survives_reload_and_saves_a_static_transcript(
+def test_a_finished_run_becomes_the_static_transcript_and_survives_reload(
     nb: Notebook, workdir: Path
 ) -> None:
     final = "Reloading keeps me here."
@@ -409,24 +409,21 @@ def test_final_state_survives_reload_and_saves_a_static_transcript(
     panel = _panel(nb)
     expect(panel).to_have_attribute("data-state", "done")
     expect(_last_text(panel)).to_have_text(final)
+    # The run ended: the output is the static transcript, no widget view (no controls).
+    expect(nb.output(1).locator(".pi-panel.pi-static")).to_have_count(1)
+    expect(nb.output(1).locator("button, textarea")).to_have_count(0)
 
     saved = nb.save()
     outputs = saved["cells"][1]["outputs"]
-    static = [
-        _text(out.get("data", {}).get(mime, ""))
-        for out in outputs
-        for mime in ("text/plain", "text/html", "text/markdown")
-    ]
-    # The file holds a readable transcript, not only a widget reference.
-    assert any(final in text for text in static), outputs
-    assert any("Will you survive a reload?" in text for text in static), outputs
+    assert [sorted(out.get("data", {})) for out in outputs] == [["text/html", "text/plain"]]
+    static = [_text(out["data"][mime]) for out in outputs for mime in ("text/plain", "text/html")]
+    assert all(final in text for text in static), outputs
+    assert all("Will you survive a reload?" in text for text in static), outputs
 
     nb.reload()
     panel = _panel(nb)
     expect(panel).to_have_attribute("data-state", "done")
-    # The live view came back from the kernel (controls, finished so disabled), not the copy.
-    expect(panel.locator("button.pi-abort")).to_be_disabled()
-    expect(nb.output(1).locator(".pi-static")).to_have_count(0)
+    expect(nb.output(1).locator(".pi-static")).to_have_count(1)
     expect(_last_text(panel)).to_have_text(final)
     expect(panel.locator(".pi-message[data-role=user]")).to_contain_text(
         "Will you survive a reload?"
@@ -436,6 +433,7 @@ def test_final_state_survives_reload_and_saves_a_static_transcript(
 
 
 WIDGETS_PLUGIN = "@jupyter-widgets/jupyterlab-manager:plugin"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 def _run_and_save(nb: Notebook, workdir: Path, name: str) -> dict[str, Any]:
@@ -452,47 +450,30 @@ def _run_and_save(nb: Notebook, workdir: Path, name: str) -> dict[str, Any]:
     return nb.save()
 
 
-@pytest.fixture
-def save_widget_state(server: JupyterServer) -> Iterator[None]:
-    """Jupyter's "Save widget state in notebooks" setting, on for this test only."""
-    server.user_settings(WIDGETS_PLUGIN, {"saveState": True})
-    yield
-    server.user_settings(WIDGETS_PLUGIN, None)
-
-
-def test_reopened_notebook_with_saved_widget_state_shows_the_final_panel(
-    save_widget_state: None, nb: Notebook, workdir: Path, server: JupyterServer
+@pytest.mark.parametrize("widget_state", ["saved", "not-saved"])
+def test_a_reopened_notebook_shows_the_transcript_without_a_widget_error(
+    nb: Notebook, workdir: Path, server: JupyterServer, widget_state: str
 ) -> None:
-    saved = _run_and_save(nb, workdir, "reopen-state.ipynb")
-    assert "application/vnd.jupyter.widget-state+json" in saved["metadata"].get("widgets", {})
-    # Tomorrow: the kernel that held the widget is gone; the notebook is opened again and the
-    # panel renders from the state saved in the file.
-    nb.reopen(between=server.shutdown_kernels)
-    panel = _panel(nb)
-    expect(panel).to_have_attribute("data-state", "done")
-    expect(panel.locator(".pi-message[data-role=user]")).to_contain_text("Remember this run.")
-    expect(_last_text(panel)).to_have_text("Saved for later.")
-    expect(nb.output(1)).not_to_contain_text("model not found")
-    nb.snap("reopened-with-state", panel)
-    _assert_clean(nb)
-
-
-@pytest.mark.xfail(
-    strict=True,  # an upstream fix shows up as a failure to act on, not a silent pass
-    reason="ipywidgets limitation: with the default settings (no saved widget state) Lab and "
-    "Notebook 7 print 'Error displaying widget: model not found' for a widget output whose "
-    "model is gone and never fall back to the output's static text/html",
-)
-def test_reopened_notebook_without_widget_state_shows_the_transcript(
-    nb: Notebook, workdir: Path, server: JupyterServer
-) -> None:
-    _run_and_save(nb, workdir, "reopen.ipynb")
-    nb.reopen(between=server.shutdown_kernels)
+    """Tomorrow: the kernel is gone and the notebook is opened again, with Jupyter's "save
+    widget state" setting on or (the default) off; either way the transcript is there."""
+    if widget_state == "saved":
+        server.user_settings(WIDGETS_PLUGIN, {"saveState": True})
+    try:
+        saved = _run_and_save(nb, workdir, f"reopen-{widget_state}.ipynb")
+        nb.reopen(between=server.shutdown_kernels)
+    finally:
+        server.user_settings(WIDGETS_PLUGIN, None)
+    outputs = saved["cells"][1]["outputs"]
+    assert all(WIDGET_MIME not in out.get("data", {}) for out in outputs)
     output = nb.output(1)
     # The outputs are rendered when the notebook opens; no need for the long default wait.
     expect(output).to_contain_text("Remember this run.", timeout=3_000)
-    expect(output).to_contain_text("Saved for later.")
+    expect(output.locator(".pi-message[data-role=assistant] strong")).to_have_text("later")
+    expect(output.locator(".pi-panel")).to_have_attribute("data-state", "done")
     expect(output).not_to_contain_text("model not found")
+    expect(output).not_to_contain_text("Error displaying widget")
+    nb.snap(f"reopened-{widget_state}", output)
+    _assert_clean(nb)
 
 
 def test_exported_notebook_shows_the_static_transcript(
@@ -603,3 +584,188 @@ def test_plain_mode_prints_the_transcript(nb: Notebook, workdir: Path) -> None:
     assert f"file: {Path(__file__).resolve().parents[2] / 'pi_notebook'}" in env, env
     assert "ui: None" in env and "keys: []" in env, env
     _assert_clean(nb)
+
+
+#: A realistic answer (tables, lists, code, math, links, a remote image), then a tool call the
+#: run waits on (``--approve all``), so the live panel can be checked with the whole answer.
+CORPUS_ANSWER = "\n\n".join((ANSWERS["summary"], ANSWERS["math"], ANSWERS["links"]))
+
+
+def _check_answer_structure(root: Locator) -> None:
+    """What a reader of the corpus answer must see, live, static or reopened."""
+    text = root.locator(".pi-message[data-role=assistant] .pi-text").first
+    table = text.locator("table").first
+    expect(table.locator("thead th")).to_have_count(4)
+    expect(table.locator("tbody tr")).to_have_count(4)
+    expect(table.locator("tbody td").first).to_have_text("North")
+    steps = text.locator("ol[start='3']")
+    expect(steps.locator(":scope > li")).to_have_count(3)
+    expect(steps.locator(":scope > li ul > li")).to_have_count(2)
+    expect(steps.locator(":scope > li ul ol > li")).to_have_count(2)
+    expect(text.locator("pre.pi-code[data-lang=python] span.k").first).to_have_text("import ")
+    expect(text.locator("pre.pi-code[data-lang=sql] span.k").first).to_have_text("SELECT ")
+    expect(text.locator(".pi-math > math")).to_have_count(4)
+    expect(text.locator(".pi-math-source")).to_have_count(1)
+    expect(text.locator("s")).to_have_text("three")
+    expect(text).to_contain_text("A ticket costs $5 and a bundle $10, so three tickets cost $15.")
+    expect(text.locator("a.pi-remote-image")).to_have_text("[image: Revenue by region]")
+    expect(text.locator("img")).to_have_count(0)
+    link = text.locator("a", has_text="Wikipedia")
+    expect(link).to_have_attribute("href", "https://en.wikipedia.org/wiki/Variance_(statistics)")
+    expect(link).to_have_attribute("target", "_blank")
+    rendered = text.evaluate(
+        """(el) => {
+            const copy = el.cloneNode(true);
+            copy.querySelectorAll('.pi-math-source, pre').forEach((n) => n.remove());
+            const maths = [...el.querySelectorAll('.pi-math > math')];
+            return {
+                raw_latex: copy.textContent.includes(String.fromCharCode(92)),
+                math_display: maths.map((m) => getComputedStyle(m).display),
+                math_height: Math.min(...maths.map((m) => m.getBoundingClientRect().height)),
+                mathjax: el.querySelectorAll('mjx-container, .MathJax').length,
+            };
+        }"""
+    )
+    assert rendered["raw_latex"] is False, "no LaTeX left raw outside the one broken formula"
+    assert set(rendered["math_display"]) <= {"math", "inline math", "block math"}, rendered
+    assert rendered["math_height"] > 5, "Chromium lays the MathML out"
+    assert rendered["mathjax"] == 0, "a dollar amount is never typeset by MathJax"
+
+
+def test_a_streamed_answer_renders_like_a_markdown_cell_live_static_and_reopened(
+    nb: Notebook, workdir: Path, server: JupyterServer
+) -> None:
+    responses = f"""[
+    faux_assistant_message([
+        faux_text({CORPUS_ANSWER!r}),
+        faux_tool_call("slow_add", {{"a": 1, "b": 2}}, id="call_gate"),
+    ], stop_reason="toolUse"),
+    faux_assistant_message("Checked."),
+]"""
+    name = _notebook(
+        workdir,
+        "corpus.ipynb",
+        responses,
+        "%%agent --model faux --tools slow_add --approve all\nSummarise sales.csv.",
+        extra=TOOL_SETUP,
+        tps=400,
+    )
+    nb.open(name)
+    install_recorder(nb.page)
+    nb.start_run_all()
+    live = nb.output(1).locator(".pi-panel:not(.pi-static)")
+    expect(live).to_have_attribute("data-state", "streaming")
+    ask = live.locator('.pi-approval[data-tool-call-id="call_gate"]')
+    expect(ask).to_be_visible()
+    # The whole answer is in the live widget (the run waits for the approval).
+    _check_answer_structure(live)
+    expect(live.locator("button.pi-abort")).to_be_enabled()
+    nb.snap("corpus-live", live)
+    ask.locator("button.pi-approve").click()
+    nb.wait_run_done()
+    static = nb.output(1).locator(".pi-panel.pi-static")
+    expect(static).to_have_attribute("data-state", "done")
+    expect(nb.output(1).locator(".pi-panel:not(.pi-static)")).to_have_count(0)
+    _check_answer_structure(static)
+    card = static.locator('.pi-tool-card[data-tool-call-id="call_gate"]')
+    expect(card).to_have_attribute("data-status", "done")
+    expect(card.locator(".pi-tool-result")).to_contain_text("sum=3")
+    nb.snap("corpus-static", static)
+    lengths = recorded(nb.page)["lengths"]
+    assert len(lengths) >= 5, "the answer streamed"
+    nb.save()
+    _assert_clean(nb)
+    # Reopened without the kernel and without saved widget state (Jupyter's default).
+    nb.reopen(between=server.shutdown_kernels)
+    output = nb.output(1)
+    expect(output).not_to_contain_text("model not found", timeout=3_000)
+    _check_answer_structure(output.locator(".pi-panel.pi-static"))
+    nb.snap("corpus-reopened", output)
+    _assert_clean(nb)
+
+
+THEMES_PLUGIN = "@jupyterlab/apputils-extension:themes"
+
+CONTRAST = """(el) => {
+    const parse = (value) => {  // "rgb(r, g, b)", "rgba(r, g, b, a)", "color(srgb r g b / a)"
+        const n = (value.match(/[\\d.]+(e-?\\d+)?/g) || []).map(Number);
+        const scale = value.startsWith("color(srgb") ? 1 : 255;
+        if (n.length < 3) throw new Error("cannot read the colour " + value);
+        return [n[0] / scale, n[1] / scale, n[2] / scale, n.length > 3 ? n[3] : 1];
+    };
+    const over = (top, below) =>
+        top.slice(0, 3).map((c, i) => c * top[3] + below[i] * (1 - top[3]));
+    // The background under el: its own and its ancestors' colours, composited on white.
+    const layers = [];
+    for (let node = el; node; node = node.parentElement) {
+        const colour = parse(getComputedStyle(node).backgroundColor);
+        if (colour[3] > 0) layers.push(colour);
+        if (colour[3] >= 1) break;
+    }
+    let background = [1, 1, 1];
+    for (const layer of layers.reverse()) background = over(layer, background);
+    const text = over(parse(getComputedStyle(el).color), background);
+    const luminance = (rgb) => {
+        const [r, g, b] = rgb.map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const [light, dark] = [luminance(text), luminance(background)].sort((a, b) => b - a);
+    return { ratio: (light + 0.05) / (dark + 0.05), text, background };
+}"""
+
+
+#: A short answer with the parts whose colours come from the theme: code, a table, a link.
+THEME_TEXT = (
+    "Done: see [the docs](https://example.org) and `df`.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+    "```python\nimport pandas as pd  # load\nprint(pd.__version__, 42)\n```\n"
+)
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_the_step_bar_and_status_line_are_readable_in_light_and_dark(
+    nb: Notebook, workdir: Path, server: JupyterServer, theme: str
+) -> None:
+    server.user_settings(THEMES_PLUGIN, {"theme": theme})
+    try:
+        name = _notebook(
+            workdir,
+            f"theme-{theme.split()[-1].lower()}.ipynb",
+            f"[faux_assistant_message({THEME_TEXT!r})]",
+            "%%agent --model faux --step\nCount.",
+            tps=None,
+        )
+        nb.open(name)
+        light = nb.page.evaluate("() => document.body.dataset.jpThemeLight")
+        assert light == ("true" if theme.endswith("Light") else "false"), light
+        nb.start_run_all()
+        panel = _panel(nb)
+        step = panel.locator(".pi-step")
+        expect(step).to_be_visible()
+        expect(panel.locator(".pi-step-event")).to_have_text("agent_start")
+        nb.snap(f"step-{theme.split()[-1].lower()}", panel)
+        for part in (step, panel.locator(".pi-step-event"), panel.locator(".pi-status .pi-model"),
+                     panel.locator(".pi-status .pi-tokens")):  # fmt: skip
+            seen = part.evaluate(CONTRAST)
+            assert seen["ratio"] >= 4.5, (theme, seen)
+        panel.locator("button.pi-run-to-end").click()
+        nb.wait_run_done()
+        static = nb.output(1).locator(".pi-panel.pi-static")
+        answer = static.locator(".pi-message[data-role=assistant] .pi-text")
+        for part in (
+            static.locator(".pi-status .pi-model"),
+            answer.locator("p").first,
+            answer.locator("a"),
+            answer.locator("td").first,
+            answer.locator("pre.pi-code > code"),
+            answer.locator("pre.pi-code span.k").first,
+        ):
+            seen = part.evaluate(CONTRAST)
+            assert seen["ratio"] >= 4.5, (theme, seen)
+        # Numbers take JupyterLab's own editor colour (#080 on #f5f5f5 in light: 4.3:1, as in
+        # its code cells), so only the large-text level is asked of them.
+        number = answer.locator("pre.pi-code span.m").first.evaluate(CONTRAST)
+        assert number["ratio"] >= 3, (theme, number)
+        nb.snap(f"static-{theme.split()[-1].lower()}", static)
+        _assert_clean(nb)
+    finally:
+        server.user_settings(THEMES_PLUGIN, None)

@@ -257,3 +257,9 @@ def test_without_autoawait_the_magic_falls_back_to_a_background_run(kernel: Kern
         kernel.ok("%autoawait on")
     kernel.ok("await pn.wait()")
     assert kernel.ok("%agent history").stdout == "user: Hi\nassistant: fallback answer\n"
+
+
+def test_status_says_how_cells_run(kernel: Kernel) -> None:
+    script(kernel, "f11", ["unused"])
+    status = kernel.ok("%agent status").stdout
+    assert "run mode: the cell awaits the run on the kernel's loop (it stays busy" in status

@@ -10,12 +10,15 @@ issue asks for, measured from sending the abort to the aborted state arriving ba
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pi_notebook.notebook.panel.markdown import render_markdown
 from pi_notebook.notebook.panel.ops import apply_ops
 
 from .conftest import Kernel
@@ -44,6 +47,7 @@ class PanelClient:
         self.synced: list[dict[str, Any]] = []
         self.displays: list[dict[str, Any]] = []
         self.updates: list[dict[str, Any]] = []
+        self.closed: list[str] = []
         self.stdout = ""
         self.on_frame = on_frame
         self.gaps = 0
@@ -66,6 +70,8 @@ class PanelClient:
                 self.synced.append(data["state"]["state"])
             elif data.get("method") == "custom":
                 self._frame(data["content"])
+        elif kind == "comm_close":
+            self.closed.append(content["comm_id"])
         elif kind == "display_data":
             self.displays.append(content["data"])
         elif kind == "update_display_data":
@@ -90,15 +96,19 @@ class PanelClient:
         if self.on_frame is not None and self.state is not None:
             self.on_frame(self)
 
-    def text(self) -> str:
+    def html(self) -> str:
+        """The assistant text as the view shows it: finished blocks, then the tail."""
         assert self.state is not None
         return "".join(
-            b.get("text", "")
+            "".join(b["html"]) + (b["tail"] if b["raw"] is None else html.escape(b["raw"]))
             for m in self.state["messages"]
             if m["role"] == "assistant"
             for b in m["blocks"]
             if b["type"] == "text"
         )
+
+    def text(self) -> str:
+        return html.unescape(re.sub(r"<[^>]+>", "", self.html())).strip()
 
 
 def run_cell(kernel: Kernel, code: str, client: PanelClient, timeout: float = 60) -> str:
@@ -121,19 +131,19 @@ def test_panel_streams_the_run_and_leaves_a_static_transcript(ui_kernel: Kernel)
     assert client.state is not None and client.gaps == 0
     kinds = [f["type"] for _, f in client.frames]
     assert kinds[0] == "snapshot" and kinds.count("deltas") >= 2
-    assert client.text() == reply
-    final = client.synced[-1]
-    assert final["finished"] is True and final["seq"] == client.seq
-    assert {k: v for k, v in final.items() if k not in ("seq", "finished")} == client.state
+    assert client.html() == render_markdown(reply)
     assert client.state["status"]["state"] == "done"
     assert client.state["status"]["turn"] == 1
-    # After the run the output carries the widget AND a static, sanitised transcript.
+    # After the run the output is the static, sanitised transcript alone (no widget view, so a
+    # saved notebook reads everywhere), and then the widget is closed.
     last = client.updates[-1]
-    assert last[WIDGET_MIME]["model_id"] == client.comm_id
+    assert set(last) == {"text/html", "text/plain"}
     assert last["text/plain"] == f"user: Hi\nassistant: {reply}"
     assert "<strong>there</strong>" in last["text/html"]
     assert "<script>" not in last["text/html"]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in last["text/html"]
+    assert client.closed == [client.comm_id]
+    assert client.synced == [], "no final state sync for a widget that closes"
     # panel.events: the ten event types as data, in lifecycle order.
     result = ui_kernel.ok(
         "print([e['type'] for e in _agent_panel.events if e['type'] != 'message_update'])"
@@ -179,6 +189,7 @@ def test_abort_from_the_panel_stops_the_run_within_100ms(ui_kernel: Kernel) -> N
     nxt = PanelClient(ui_kernel)
     assert run_cell(ui_kernel, "%%agent\nAgain", nxt) == "ok"
     assert nxt.text() == "after abort"
+    assert nxt.closed == [nxt.comm_id]
     history = ui_kernel.ok("%agent history").stdout
     assert history.endswith("user: Again\nassistant: after abort\n")
 
@@ -200,11 +211,11 @@ def test_steer_from_the_panel_is_delivered_at_the_next_turn(ui_kernel: Kernel) -
     assert queued == [[{"kind": "steer", "text": "Change of plan"}]]
     assert client.state is not None and client.state["queue"] == []
     assert client.state["status"]["turn"] == 2
-    roles = [(m["role"], m.get("text")) for m in client.state["messages"]]
+    roles = [(m["role"], m.get("html")) for m in client.state["messages"]]
     assert roles == [
-        ("user", "Start"),
+        ("user", "<p>Start</p>\n"),
         ("assistant", None),
-        ("user", "Change of plan"),
+        ("user", "<p>Change of plan</p>\n"),
         ("assistant", None),
     ]
     second_call = ui_kernel.ok("print(p3.call_count)").stdout
@@ -231,7 +242,8 @@ def test_step_mode_holds_the_loop_at_every_event(ui_kernel: Kernel) -> None:
     assert run_cell(ui_kernel, "%%agent --step\nHello", client) == "ok"
     events = json.loads(
         ui_kernel.ok(
-            "import json; print(json.dumps([e['type'] for e in _agent_panel.events]))"
+            "import json; print(json.dumps("
+            "[e['type'] for e in _agent_panel.events for _ in range(e.get('count', 1))]))"
         ).stdout
     )
     assert [kind for kind, _ in held] == events
@@ -267,7 +279,7 @@ def test_plain_mode_still_prints_the_transcript_once(ui_kernel: Kernel, tmp_path
 
 
 def test_background_run_renders_through_the_panel_too(ui_kernel: Kernel) -> None:
-    script(ui_kernel, "p7", ["in the background"], tps=200)
+    script(ui_kernel, "p7", ["in the *background*"], tps=200)
     client = PanelClient(ui_kernel)
     assert run_cell(ui_kernel, "%%agent --background\nHi", client) == "ok"
     joined = PanelClient(ui_kernel)
@@ -275,6 +287,34 @@ def test_background_run_renders_through_the_panel_too(ui_kernel: Kernel) -> None
     state = ui_kernel.ok("print(_agent_panel.snapshot['status']['state'])").stdout
     assert state == "done\n"
     assert client.stdout == "" and joined.stdout == ""
+    # When it ends, the background run's output becomes the static transcript too.
+    final = (client.updates + joined.updates)[-1]
+    assert set(final) == {"text/html", "text/plain"}
+    assert "<em>background</em>" in final["text/html"]
+    assert client.comm_id in client.closed + joined.closed
+
+
+def test_finished_panels_are_closed_and_keep_counts_not_tokens(ui_kernel: Kernel) -> None:
+    script(ui_kernel, "p10", ["word " * 400, "short", "again"], tps=None)
+    for prompt in ("one", "two", "three"):
+        client = PanelClient(ui_kernel)
+        assert run_cell(ui_kernel, f"%%agent\n{prompt}", client) == "ok"
+        assert client.closed == [client.comm_id]
+    alive = ui_kernel.ok(
+        "import gc\nfrom pi_notebook.notebook.panel import AgentPanel\ngc.collect()\n"
+        "print(sum(isinstance(o, AgentPanel) for o in gc.get_objects()))"
+    ).stdout
+    assert alive == "1\n", "only the last panel (_agent_panel) stays, and it holds no comm"
+    # A finished panel displayed again is its transcript, not a dead widget.
+    _, messages = ui_kernel.run_raw("_agent_panel")
+    shown = [m["content"]["data"] for m in messages if m["msg_type"] == "execute_result"]
+    assert len(shown) == 1 and set(shown[0]) == {"text/html", "text/plain"}
+    assert "again" in shown[0]["text/html"] and shown[0]["text/plain"].endswith("again")
+    # The panel keeps per-run counts and the lifecycle, not a record per token.
+    counts = ui_kernel.ok(
+        "print(_agent_panel.counts['message_update'] >= 3, len(_agent_panel.events))"
+    )
+    assert counts.stdout == "True 9\n"
 
 
 def test_kernel_interrupt_ends_the_panel_aborted(ui_kernel: Kernel) -> None:
@@ -342,8 +382,9 @@ def test_approvals_answered_from_the_panel(ui_kernel: Kernel) -> None:
     assert run_cell(ui_kernel, "%%agent --tools add --approve all\nAdd twice.", client) == "ok"
     assert answered == ["yes", "no"]
     assert client.state is not None and client.gaps == 0
-    final = {k: v for k, v in client.synced[-1].items() if k not in ("seq", "finished")}
-    assert client.state == final
+    static = client.updates[-1]["text/html"]
+    assert 'data-tool-call-id="yes" data-status="done"' in static
+    assert 'data-tool-call-id="no" data-status="error"' in static
     tools = client.state["tools"]
     assert tools["yes"]["status"] == "done" and tools["yes"]["result_text"] == "sum=3"
     assert tools["no"]["status"] == "error" and "denied" in tools["no"]["result_text"]

@@ -8,6 +8,8 @@ driven by its :class:`PanelClient` (the front end's side of the comm).
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 from typing import Any
 
 from .conftest import Kernel
@@ -47,13 +49,23 @@ SCRIPT = (
 
 
 def _assistant_text(state: dict[str, Any]) -> str:
-    return "".join(
-        b.get("text", "")
+    """The assistant text of a panel state, as its HTML reads."""
+    html = "".join(
+        "".join(b["html"]) + b["tail"]
         for m in state["messages"]
         if m["role"] == "assistant"
         for b in m["blocks"]
         if b["type"] == "text"
     )
+    return unescape(re.sub(r"<[^>]+>", "", html)).strip()
+
+
+def _panel_state(kernel: Kernel) -> dict[str, Any]:
+    """The finished panel's state in the kernel (what a snapshot to a view carries)."""
+    state: dict[str, Any] = json.loads(
+        kernel.ok("import json\nprint(json.dumps(_agent_panel.snapshot))").stdout
+    )
+    return state
 
 
 def _leaks(text: str) -> list[str]:
@@ -97,9 +109,9 @@ def test_secrets_never_reach_the_panel_its_state_or_the_static_output(ui_kernel:
     assert run_cell(ui_kernel, "%%agent --tools notebook\nWhat is in my environment?", client) == (
         "ok"
     )
-    # The state saved with the notebook (synced at the end of the run, whether or not a view
-    # said hello in time) and, if a view followed the run, the state it rebuilt.
-    saved = client.synced[-1]
+    # The panel's state in the kernel (a finished panel is closed, so no widget state is saved
+    # with the notebook) and, if a view followed the run, the state it rebuilt.
+    saved = _panel_state(ui_kernel)
     assert _assistant_text(saved) == "I found [redacted: GITHUB_TOKEN] in the environment."
     assert _leaks(json.dumps(saved)) == []
     if client.state is not None:
@@ -159,9 +171,10 @@ def test_lone_surrogates_in_panel_mode(ui_kernel: Kernel) -> None:
     client = PanelClient(ui_kernel)
     status = run_cell(ui_kernel, "%%agent --tools notebook LS\nList {chr(0xd800)} please", client)
     assert status == "ok"
-    saved = client.synced[-1]  # synced at the run's end: the comm carried it as UTF-8
+    saved = _panel_state(ui_kernel)
     assert saved["status"]["state"] == "done"
-    assert saved["messages"][0]["text"] == "List \ufffd please"
+    assert saved["messages"][0]["html"] == "<p>List \ufffd please</p>\n"
+    assert "bad \ufffd text" in client.updates[-1]["text/html"]  # the comm carried it as UTF-8
     assert _assistant_text(saved) == "bad \ufffd text"
     assert "caf\ufffd.txt" in client.updates[-1]["text/plain"]
     assert ui_kernel.ok("%agent history").stdout.startswith("user: List \ufffd please\n")

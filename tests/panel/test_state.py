@@ -11,10 +11,16 @@ import pytest
 from pi_notebook.agent import AgentTool, AgentToolResult
 from pi_notebook.ai import TextContent, faux_assistant_message
 from pi_notebook.ai.faux import faux_text, faux_thinking, faux_tool_call
+from pi_notebook.notebook.panel.markdown import render_markdown
 from pi_notebook.notebook.panel.ops import OpList, apply_ops
-from pi_notebook.notebook.panel.state import PanelState, initial_state, redact
+from pi_notebook.notebook.panel.state import TAIL_LIMIT, PanelState, initial_state, redact
 
+from .corpus import ANSWERS
 from .helpers import collect_events, failing_tool, faux, image_tool, run
+
+
+def html_of(block: dict[str, Any]) -> str:
+    return "".join(block["html"])
 
 
 def reduce(events: list[Any]) -> tuple[PanelState, OpList]:
@@ -57,10 +63,16 @@ def test_transcript_tool_cards_and_status() -> None:
     data = state.data
     roles = [m["role"] for m in data["messages"]]
     assert roles == ["user", "assistant", "toolResult", "toolResult", "assistant"]
+    assert data["messages"][0]["html"] == "<p>Plot it</p>\n"
     first = data["messages"][1]
     assert first["blocks"] == [
-        {"type": "thinking", "text": "I should plot."},
-        {"type": "text", "text": "Plotting **now**."},
+        {"type": "thinking", "html": ["<p>I should plot.</p>\n"], "tail": "", "raw": None},
+        {
+            "type": "text",
+            "html": ["<p>Plotting <strong>now</strong>.</p>\n"],
+            "tail": "",
+            "raw": None,
+        },
         {"type": "toolCall", "id": "c1", "name": "plot"},
         {"type": "toolCall", "id": "c2", "name": "boom"},
     ]
@@ -76,7 +88,9 @@ def test_transcript_tool_cards_and_status() -> None:
     status = data["status"]
     assert status["state"] == "done" and status["turn"] == 2
     assert status["tokens_in"] > 0 and status["tokens_out"] > 0
-    assert data["messages"][-1]["blocks"] == [{"type": "text", "text": "Done: see `fig`."}]
+    assert [html_of(b) for b in data["messages"][-1]["blocks"]] == [
+        "<p>Done: see <code>fig</code>.</p>\n"
+    ]
 
 
 def test_tool_card_passes_through_pending_running_progress_done() -> None:
@@ -142,14 +156,113 @@ def test_per_token_path_is_lean() -> None:
     state = PanelState(ops)
     events = run(collect_events(provider))
     paths = []
+    before = 0
     for event in events:
         state.apply(event)
         if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
             paths.append(state._blocks[0].path)
+            assert len(ops.ops) == before, "a token writes no op: the text is rendered per frame"
+        before = len(ops.ops)
     # One path object per block, and the block's text is not rebuilt per token.
     assert len(paths) == 250 and all(p is paths[0] for p in paths)
-    appends = [op for op in ops.ops if op[0] == "a"]
-    assert len(appends) == 250 and "".join(op[2] for op in appends) == "word " * 200
+    text = state.data["messages"][1]["blocks"][0]
+    assert html_of(text) == render_markdown("word " * 200)
+
+
+@pytest.mark.parametrize("tokens", [50, 500])
+def test_events_keep_counts_not_a_record_per_token(tokens: int) -> None:
+    provider = faux([faux_assistant_message("word " * tokens)])
+    state, _ = reduce(run(collect_events(provider)))
+    kinds = [e["type"] for e in state.events]
+    assert kinds == [
+        "agent_start", "turn_start", "message_start", "message_end", "message_start",
+        "message_update", "message_end", "turn_end", "agent_end",
+    ]  # fmt: skip
+    updates = state.events[5]
+    deltas = -(-5 * tokens // 4)  # 4-character tokens
+    assert updates["count"] == deltas + 2 and updates["kinds"] == {
+        "text_start": 1,
+        "text_delta": deltas,
+        "text_end": 1,
+    }
+    assert state.counts["message_update"] == deltas + 2 and state.counts["message_start"] == 2
+
+
+def stream_in_frames(text: str, every: int, size: int = 1) -> tuple[PanelState, OpList, list[Any]]:
+    """Reduce a faux answer of ``text``, rendering (a frame) after every ``every`` deltas;
+    returns the state, its ops and the text block as each frame left it."""
+    provider = faux([faux_assistant_message(text)], size=size)
+    ops = OpList()
+    state = PanelState(ops)
+    frames: list[Any] = []
+    deltas = 0
+    for event in run(collect_events(provider)):
+        state.apply(event)
+        sub = getattr(event, "assistant_message_event", None)
+        if sub is not None and sub.type == "text_delta":
+            deltas += 1
+            if deltas % every == 0:
+                state.render()
+                frames.append(copy.deepcopy(state.data["messages"][1]["blocks"][0]))
+    state.materialize()
+    return state, ops, frames
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+@pytest.mark.parametrize("every", [1, 7])
+def test_streamed_markdown_ends_as_the_whole_render_and_finished_blocks_never_change(
+    name: str, every: int
+) -> None:
+    text = ANSWERS[name]
+    state, ops, frames = stream_in_frames(text, every)
+    block = state.data["messages"][1]["blocks"][0]
+    assert html_of(block) == render_markdown(text)
+    assert block["tail"] == "" and block["raw"] is None
+    # A frame's finished blocks are a prefix of the final ones (never re-rendered), and
+    # finished + tail is what the text streamed so far renders to.
+    assert len(frames) > 10
+    for frame in frames:
+        assert frame["html"] == block["html"][: len(frame["html"])]
+    assert any(f["tail"] for f in frames) and any(len(f["html"]) > 1 for f in frames)
+    # The ops rebuild the state, splices of the tail and moves off its head included.
+    assert {"t", "m"} <= {op[0] for op in ops.ops}
+    rebuilt = apply_ops(initial_state(), json.loads(json.dumps(ops.ops)))
+    assert rebuilt == json.loads(json.dumps(state.data))
+
+
+def test_a_tail_longer_than_the_limit_streams_as_raw_text() -> None:
+    long_paragraph = "word " * (TAIL_LIMIT // 4)
+    text = f"First **paragraph**.\n\n{long_paragraph}\n\nAfter."
+    state, ops, frames = stream_in_frames(text, 5)
+    raw = [f["raw"] for f in frames if f["raw"] is not None]
+    assert raw and all(len(r) > TAIL_LIMIT for r in raw), "raw only while the tail is long"
+    assert all(f["tail"] == "" for f in frames if f["raw"] is not None)
+    appends = [op for op in ops.ops if op[0] == "a" and op[1][-1] == "raw"]
+    assert appends, "raw text grows by appends, not by resending it"
+    block = state.data["messages"][1]["blocks"][0]
+    assert html_of(block) == render_markdown(text) and block["raw"] is None
+    rebuilt = apply_ops(initial_state(), json.loads(json.dumps(ops.ops)))
+    assert rebuilt == json.loads(json.dumps(state.data))
+
+
+def test_a_tail_splice_counts_utf16_units() -> None:
+    text = "Emoji 😀 and math $x^2$ " * 20
+    state, ops, _ = stream_in_frames(text, 3)
+    assert any(op[0] == "t" for op in ops.ops)
+    rebuilt = apply_ops(initial_state(), json.loads(json.dumps(ops.ops)))
+    assert rebuilt == json.loads(json.dumps(state.data))
+
+
+def test_an_answer_aborted_mid_stream_is_rendered_from_what_arrived() -> None:
+    provider = faux([faux_assistant_message("**Bold** start\n\n- one\n- two and more words")])
+    events = run(collect_events(provider))
+    # Cut the stream: drop text_end, as an abort does, and end the message with the partial.
+    cut = [e for e in events if getattr(e, "assistant_message_event", None) is None
+           or e.assistant_message_event.type != "text_end"]  # fmt: skip
+    state, _ = reduce(cut)
+    block = state.data["messages"][1]["blocks"][0]
+    assert html_of(block) == render_markdown("**Bold** start\n\n- one\n- two and more words")
+    assert block["tail"] == "" and block["raw"] is None
 
 
 def test_error_message_reads_as_the_provider_message_without_secrets(
@@ -209,3 +322,15 @@ def test_a_key_like_tool_result_is_sent_once_not_on_every_update() -> None:
     assert state.data["tools"]["k1"]["result_text"] == "api_key=[redacted: api_key]"
     sets = [op for op in ops.ops if op[0] == "s" and op[1] == ["tools", "k1", "result_text"]]
     assert [op[2] for op in sets] == ["api_key=[redacted: api_key]"]
+
+
+def test_a_key_in_streamed_text_never_leaves_in_an_op() -> None:
+    # Finished blocks and the tail are redacted as they are rendered (per frame, never per
+    # token), so the whole key is in no op, not only in the final state.
+    secret = "sk-" + "live1234" * 4
+    text = f"The key is {secret} here.\n\nNext **paragraph** streams.\n\n| a |\n|---|\n| {secret} |"
+    state, ops, frames = stream_in_frames(text, 1)
+    assert secret not in json.dumps(ops.ops)
+    assert secret not in json.dumps(frames)
+    html = html_of(state.data["messages"][1]["blocks"][0])
+    assert html.count("[redacted") == 2 and "<strong>paragraph</strong>" in html

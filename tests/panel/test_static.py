@@ -1,159 +1,253 @@
-"""The static rendering: sanitised HTML from model text, tool arguments and tool results."""
+"""The static transcript: sanitised HTML in the live panel's DOM, from real runs.
+
+It is what a saved notebook shows everywhere, so it must keep what the live panel shows (tool
+cards with arguments, results, images and the namespace diff, thinking and the lifecycle
+collapsed, status, tokens and cost), stay inert for hostile text, arguments and results, and
+show finished text exactly as the live view does (checked against the view in jsdom).
+"""
 
 from __future__ import annotations
 
 import json
 import shutil
 import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bs4 import BeautifulSoup
 
+from pi_notebook.agent import AgentTool
+from pi_notebook.agent.types import AgentToolResult
 from pi_notebook.ai import faux_assistant_message
-from pi_notebook.ai.faux import faux_text, faux_tool_call
-from pi_notebook.notebook.panel import render_markdown
+from pi_notebook.ai.faux import faux_text, faux_thinking, faux_tool_call
+from pi_notebook.notebook.panel.assets import frontend
+from pi_notebook.notebook.panel.markdown import render_markdown
 from pi_notebook.notebook.panel.ops import OpList
 from pi_notebook.notebook.panel.state import PanelState
 from pi_notebook.notebook.panel.static import render_static_html
 
-from .helpers import collect_events, faux, run
+from .corpus import ANSWERS, HOSTILE
+from .helpers import collect_events, faux, image_tool, run
+from .test_markdown import audit
 
 ROOT = Path(__file__).resolve().parents[2]
-PAYLOADS = [
-    "<script>alert(1)</script>",
-    "<img src=x onerror=alert(1)>",
-    '"><svg onload=alert(1)>',
-    "[click](javascript:alert(1))",
-    "[click](JaVaScRiPt:alert(1))",
-    "[x](data:text/html;base64,PHNjcmlwdD4=)",
-    '[x](https://ok.example/"onmouseover="alert(1))',
-    "**<b onclick=alert(1)>bold</b>**",
-    "`<script>alert(1)</script>`",
-    "```\n</code></pre><script>alert(1)</script>\n```",
-    "<a href='javascript:alert(1)'>x</a>",
-]
-ALLOWED_TAGS = {
-    "style", "div", "small", "b", "i", "p", "br", "strong", "em", "code", "pre", "a", "ul",
-    "ol", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "details", "summary", "img",
-}  # fmt: skip
+#: What the static frame adds to the Markdown renderer's markup (no style: no css passed).
+FRAME_TAGS = frozenset(("details", "summary", "img"))
+FRAME_ATTRIBUTES = frozenset(
+    ("data-state", "data-role", "data-index", "data-block", "data-status", "data-tool-call-id",
+     "data-kind", "open", "alt", "src")
+)  # fmt: skip
 
 
-class Audit(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.problems: list[str] = []
-        self.text = ""
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag not in ALLOWED_TAGS:
-            self.problems.append(f"tag {tag}")
-        for name, value in attrs:
-            value = value or ""
-            if name.startswith("on"):
-                self.problems.append(f"handler {name}")
-            if name == "href" and not value.startswith(("http://", "https://", "mailto:")):
-                self.problems.append(f"href {value}")
-            if name == "src" and not value.startswith("data:image/png;base64,"):
-                self.problems.append(f"src {value}")
-
-    def handle_data(self, data: str) -> None:
-        self.text += data
-
-
-def audit(html: str) -> Audit:
-    parser = Audit()
-    parser.feed(html)
-    return parser
+def reduce(provider: Any, prompt: str, tools: list[AgentTool]) -> dict[str, Any]:
+    state = PanelState(OpList(), model="faux/faux-1")
+    for event in run(collect_events(provider, prompt, tools)):
+        state.apply(event)
+    return state.materialize()
 
 
 def hostile_state() -> dict[str, Any]:
-    joined = "\n".join(PAYLOADS)
+    joined = "\n\n".join(HOSTILE)
     provider = faux(
         [
             faux_assistant_message(
-                [faux_text(joined), faux_tool_call("echo", {"code": joined}, id="x1")],
+                [
+                    faux_thinking(joined),
+                    faux_text(joined),
+                    faux_tool_call("echo", {"code": joined}, id="x1"),
+                ],
                 stop_reason="toolUse",
             ),
-            faux_assistant_message("", stop_reason="error", error_message=PAYLOADS[1]),
+            faux_assistant_message("", stop_reason="error", error_message=HOSTILE[1]),
         ]
     )
-    from pi_notebook.agent import AgentTool
-    from pi_notebook.agent.types import AgentToolResult
 
     async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
         return AgentToolResult(
             content=[
                 {"type": "text", "text": params["code"]},
                 {"type": "image", "data": "PHN2Zz4=", "mime_type": "image/svg+xml"},
+                {"type": "image", "data": "x onerror=alert(1)", "mime_type": "image/png"},
             ]
         )
 
     tool = AgentTool(name="echo", description="", parameters={"type": "object"}, execute=execute)
-    state = PanelState(OpList())
-    for event in run(collect_events(provider, joined, [tool])):
-        state.apply(event)
-    return state.materialize()
+    return reduce(provider, joined, [tool])
 
 
 def test_hostile_text_args_and_results_render_inert() -> None:
-    state = hostile_state()
-    html = render_static_html(state)
-    report = audit(html)
-    assert report.problems == []
-    # The payloads are shown as text, not dropped: every one appears (escaped) in the output.
-    assert report.text.count("<script>alert(1)</script>") >= 4
-    assert "[image image/svg+xml]" in report.text
+    html = render_static_html(hostile_state())
+    page = BeautifulSoup(html, "html.parser")
+    assert page.find_all("img") == [], "an SVG or non-base64 image is never shown"
+    assert audit(html, FRAME_TAGS, FRAME_ATTRIBUTES) == []
+    # The payloads are shown as text, not dropped: thinking, text, prompt, arguments, result.
+    text = page.get_text()
+    assert text.count("<script>alert(1)</script>") >= 5
+    assert "[image image/svg+xml]" in text
 
 
-def test_static_html_has_transcript_cards_and_status() -> None:
+def test_static_html_keeps_what_the_live_panel_shows() -> None:
     provider = faux(
         [
             faux_assistant_message(
-                [faux_text("Use **bold**"), faux_tool_call("echo", {"n": 1}, id="t9")],
+                [
+                    faux_thinking("Plot first."),
+                    faux_text("Use **bold**"),
+                    faux_tool_call("echo", {"n": 1}, id="t9"),
+                ],
                 stop_reason="toolUse",
             ),
-            faux_assistant_message("fine"),
+            faux_assistant_message(ANSWERS["summary"]),
         ]
     )
-    from .helpers import image_tool
+    state = reduce(provider, "Plot `it`", [image_tool("echo")])
+    page = BeautifulSoup(render_static_html(state, css=".pi-panel{}"), "html.parser")
+    assert page.style is not None and page.style.get_text() == ".pi-panel{}"
+    root = page.select_one(".pi-panel.pi-static")
+    assert root["data-state"] == "done" and "tex2jax_ignore" in root["class"]
+    status = root.select_one(".pi-status")
+    assert status.select_one(".pi-model").get_text() == "faux/faux-1"
+    assert status.select_one(".pi-turn").get_text() == "turn 2"
+    assert status.select_one(".pi-tokens").get_text().endswith(" out")
+    assert status.select_one(".pi-cost").get_text().startswith("$")
+    roles = [m["data-role"] for m in root.select(".pi-transcript > .pi-message")]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
+    assert root.select_one(".pi-message[data-role=user] code").get_text() == "it"
+    thinking = root.select_one("details.pi-thinking")
+    assert "open" not in thinking.attrs and thinking.get_text().strip() == "thinkingPlot first."
+    card = root.select_one('.pi-tool-card[data-tool-call-id="t9"][data-status="done"]')
+    assert card.select_one(".pi-tool-name").get_text() == "echo"
+    assert json.loads(card.select_one("pre.pi-tool-args").get_text()) == {"n": 1}
+    assert card.select_one(".pi-tool-result .pi-tool-preview").get_text() == "plotted 1 points"
+    assert card.select_one("img.pi-image")["src"].startswith("data:image/png;base64,")
+    assert card.select_one(".pi-tool-diff").get_text() == "namespace — created: fig"
+    assert card.select_one(".pi-tool-duration").get_text().endswith("s")
+    answer = root.select(".pi-message[data-role=assistant]")[-1]
+    assert answer.select_one("table td").get_text() == "North"
+    assert answer.select_one("pre.pi-code[data-lang=python] span.k") is not None
+    box = root.select_one("details.pi-lifecycle-box")
+    assert "open" not in box.attrs
+    tree = box.select_one(".pi-lifecycle")
+    assert len(tree.select(".pi-node[data-kind=run] > .pi-node[data-kind=turn]")) == 2
+    assert len(tree.select(".pi-node[data-kind=turn] > .pi-node[data-kind=tool]")) == 1
+    assert "Tool Execution (echo) " in tree.get_text()
+    assert audit(str(root), FRAME_TAGS, FRAME_ATTRIBUTES) == []
 
-    state = PanelState(OpList(), model="faux/faux-1")
-    for event in run(collect_events(provider, "go", [image_tool("echo")])):
-        state.apply(event)
-    html = render_static_html(state.materialize())
-    assert '<div class="pi-message" data-role="user">' in html
-    assert "<strong>bold</strong>" in html
-    assert '<div class="pi-tool-card" data-status="done"><b>echo</b>' in html
-    assert '<img alt="tool image" style="max-width:320px" src="data:image/png;base64,' in html
-    assert "namespace: created: fig" in html
-    assert "faux/faux-1 · done · turn 2" in html
-    tree = html[html.index('<details class="pi-lifecycle">') :]
-    assert tree.index('data-kind="run"><summary>Agent Run') < tree.index('data-kind="turn"')
-    assert tree.count('data-kind="turn"') == 2 and tree.count('data-kind="tool"') == 1
-    assert "<summary>Tool Execution (echo) " in tree
+
+VIEW_SCRIPT = """
+import { JSDOM } from "jsdom";
+const { mountPanel } = await import(process.argv[1]);
+let input = "";
+process.stdin.on("data", (d) => (input += d)).on("end", () => {
+  const dom = new JSDOM("<!doctype html><div id=host></div>");
+  const view = mountPanel(dom.window.document.getElementById("host"), {
+    send: () => {}, tick: false,
+  });
+  view.adopt(JSON.parse(input));
+  const texts = [...dom.window.document.querySelectorAll(".pi-message .pi-text")];
+  console.log(JSON.stringify(texts.map((t) => {
+    t.querySelectorAll(".pi-tail").forEach((tail) => tail.remove());
+    t.querySelectorAll(".pi-chunk").forEach((chunk) => chunk.replaceWith(...chunk.childNodes));
+    return t.innerHTML;
+  })));
+});
+"""
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_python_and_javascript_markdown_agree() -> None:
-    samples = [
-        *PAYLOADS,
-        "# Title\n\nSome **bold**, *it*, _it_ and `code`.\n- a\n- b\n1. one\n> q",
-        "line one\nline two\n\n```\nx < y\n```\n[ok](https://e.com/?a=1&b=2) [no](ftp://x)",
-        "unclosed `tick and **star",
-    ]
-    script = (
-        f"import {{ renderMarkdown }} from {json.dumps((ROOT / 'js' / 'markdown.js').as_uri())};"
-        "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>"
-        "console.log(JSON.stringify(JSON.parse(s).map(renderMarkdown))));"
+def test_the_live_view_shows_the_kernels_html_for_finished_text() -> None:
+    if not (ROOT / "js" / "node_modules" / "jsdom").is_dir():
+        pytest.skip("js/node_modules is missing (cd js && npm ci)")
+    provider = faux(
+        [faux_assistant_message([faux_text(ANSWERS["math"]), faux_text(ANSWERS["links"])])]
     )
+    state = reduce(provider, ANSWERS["summary"], [])
     done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        input=json.dumps(samples),
+        ["node", "--input-type=module", "-e", VIEW_SCRIPT, (ROOT / "js" / "view.js").as_uri()],
+        input=json.dumps(state),
         capture_output=True,
         text=True,
-        timeout=30,
-        check=True,
+        cwd=ROOT / "js",
+        timeout=60,
+        check=False,
     )
-    assert json.loads(done.stdout) == [render_markdown(s) for s in samples]
+    assert done.returncode == 0, done.stderr
+    live = json.loads(done.stdout)
+    static = BeautifulSoup(render_static_html(state), "html.parser").select(".pi-text")
+
+    def normal(html: str) -> str:  # both parsed and serialised by one HTML parser
+        return str(BeautifulSoup(html, "html.parser"))
+
+    assert [normal(h) for h in live] == [normal(t.decode_contents()) for t in static]
+    assert len(live) == 3
+    expected = [render_markdown(t) for t in (ANSWERS["summary"], ANSWERS["math"], ANSWERS["links"])]
+    assert [normal(h) for h in live] == [normal(h) for h in expected]
+
+
+FRAMES_SCRIPT = """
+import { JSDOM } from "jsdom";
+const { mountPanel } = await import(process.argv[1]);
+let input = "";
+process.stdin.on("data", (d) => (input += d)).on("end", () => {
+  const { initial, frames, final } = JSON.parse(input);
+  const mount = () => {
+    const dom = new JSDOM("<!doctype html><div id=host></div>");
+    const doc = dom.window.document;
+    return [doc, mountPanel(doc.getElementById("host"), { send: () => {}, tick: false })];
+  };
+  const [live, view] = mount();
+  view.receive({ type: "snapshot", seq: 0, ...initial });
+  frames.forEach((ops, i) => view.receive({ type: "deltas", seq: i + 1, ops }));
+  const [fresh, again] = mount();
+  again.adopt(final);
+  const html = (doc) => doc.querySelector(".pi-transcript").innerHTML;
+  console.log(JSON.stringify([html(live), html(fresh)]));
+});
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize("every", [1, 9])
+def test_the_kernels_frames_build_the_same_dom_as_a_fresh_render(every: int) -> None:
+    """Real ops (finished blocks, tail splices, raw text) applied frame by frame in the view."""
+    if not (ROOT / "js" / "node_modules" / "jsdom").is_dir():
+        pytest.skip("js/node_modules is missing (cd js && npm ci)")
+    long = "word " * 500  # a tail past TAIL_LIMIT streams as raw text
+    text = f"{ANSWERS['summary']}\n\n{long}\n\n{ANSWERS['math']}"
+    provider = faux([faux_assistant_message([faux_thinking("Think **first**."), faux_text(text)])])
+    ops = OpList()
+    state = PanelState(ops, model="faux/faux-1")
+    initial = json.loads(json.dumps(state.data))
+    frames: list[list[Any]] = []
+    taken = deltas = 0
+    for event in run(collect_events(provider, "Go", [])):
+        state.apply(event)
+        deltas += event.type == "message_update"
+        if deltas % every == 0:
+            state.render()
+            frames.append(ops.ops[taken:])
+            taken = len(ops.ops)
+    state.materialize()
+    frames.append(ops.ops[taken:])
+    kinds = {op[0] for frame in frames for op in frame}
+    assert {"t", "m", "a", "p", "s"} <= kinds
+    payload = json.dumps({"initial": initial, "frames": frames, "final": state.data})
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", FRAMES_SCRIPT, (ROOT / "js" / "view.js").as_uri()],
+        input=payload,
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "js",
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    live, fresh = json.loads(done.stdout)
+    assert live == fresh
+    assert "<table>" in live and "<math" in live
+
+
+def test_the_stylesheet_ships_with_the_transcript() -> None:
+    css = frontend()[1]
+    assert ".pi-panel" in css and "--jp-" in css

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +19,7 @@ import pytest
 from pi_notebook.agent import Agent
 from pi_notebook.ai import AbortController, faux_assistant_message
 from pi_notebook.notebook.panel import AgentPanel
-from pi_notebook.notebook.panel.assets import bundle, frontend, js_directory
+from pi_notebook.notebook.panel.assets import BUILD, built, bundle, frontend, js_directory
 from pi_notebook.notebook.panel.widget import WIDGET_MIME
 
 from .helpers import CapturePanel, faux, replay
@@ -139,15 +142,91 @@ async def test_finish_syncs_the_full_state_and_the_static_bundle() -> None:
     data = panel.static_bundle()
     assert data["text/plain"] == "user: Q\nassistant: Final *answer*"
     assert "<em>answer</em>" in data["text/html"]
-    assert data[WIDGET_MIME]["model_id"] == panel.model_id
+    assert set(data) == {"text/html", "text/plain"}, "no widget view: it reads everywhere"
+
+
+async def test_a_finished_panel_displays_as_its_transcript_and_closes() -> None:
+    provider = faux([faux_assistant_message("Static *now*")])
+    agent = Agent(model=provider.get_model())
+    panel = CapturePanel()
+    live = panel._repr_mimebundle_()
+    assert WIDGET_MIME in (live[0] if isinstance(live, tuple) else live)
+    panel.attach(agent)
+    await agent.prompt("Q")
+    panel.finish(sync=False)
+    synced_before = dict(panel.state)
+    assert synced_before["finished"] is False, "no final sync when the panel is about to close"
+    assert panel._repr_mimebundle_() == panel.static_bundle()
+    assert "<em>now</em>" in panel.static_bundle()["text/html"]
+    assert panel.comm is not None
+    panel.close()
+    assert panel.comm is None
+    assert panel._repr_mimebundle_() == panel.static_bundle()
+    assert panel.snapshot["status"]["state"] == "done"
 
 
 def test_the_front_end_bundle_is_one_module_without_relative_imports() -> None:
     esm, css = frontend()
     assert AgentPanel._esm == esm and ".pi-panel" in css
     assert not re.search(r"^\s*import\s", esm, re.MULTILINE)
-    assert esm.count("export default") == 1
+    assert not re.search(r"""from\s*["']\.""", esm), "no relative import left"
     assert js_directory().name in ("js", "_js")
+    joined = bundle(js_directory())
+    assert not re.search(r"^\s*import\s", joined, re.MULTILINE)
+    assert joined.count("export default") == 1
+
+
+def test_the_minified_build_is_used_unless_a_source_is_newer(tmp_path: Any) -> None:
+    sources, build = tmp_path / "js", tmp_path / "_build"
+    sources.mkdir()
+    build.mkdir()
+    (sources / "panel.js").write_text("export default {};\n")
+    assert built(sources, build) is None, "no build: the sources are joined"
+    (build / "panel.js").write_text("export{a as default};")
+    (build / "panel.css").write_text(".pi-panel{}")
+    os.utime(sources / "panel.js", (1_000, 1_000))
+    assert built(sources, build) == ("export{a as default};", ".pi-panel{}")
+    (sources / "panel.css").write_text(".pi-panel { }")  # edited after the build
+    assert built(sources, build) is None
+    # In the wheel the sources and the build come from one build: no mtime check.
+    wheel = tmp_path / "_js"
+    wheel.mkdir()
+    (wheel / "view.js").write_text("x")
+    assert built(wheel, build) is not None
+
+
+needs_build = pytest.mark.skipif(
+    not (BUILD / "panel.js").is_file() and os.environ.get("CI", "") != "true",
+    reason="the front end is not built (cd js && npm ci && npm run build)",
+)
+
+
+@needs_build
+def test_each_panel_sends_the_minified_module(tmp_path: Any) -> None:
+    esm, css = frontend()
+    assert esm == (BUILD / "panel.js").read_text(), "the build is there and fresh"
+    joined = bundle(js_directory())
+    sources_css = (js_directory() / "panel.css").read_text()
+    assert len(esm) < 0.7 * len(joined) and len(css) < 0.9 * len(sources_css)
+
+
+@needs_build
+@pytest.mark.timeout(300)
+def test_the_wheel_ships_the_minified_front_end(tmp_path: Any) -> None:
+    root = js_directory().parent
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(root)],
+        check=True,
+        capture_output=True,
+        timeout=240,
+    )
+    (wheel,) = tmp_path.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        shipped = archive.read("pi_notebook/notebook/panel/_build/panel.js").decode()
+    assert shipped == (BUILD / "panel.js").read_text()
+    assert "pi_notebook/notebook/panel/_build/panel.css" in names
+    assert "pi_notebook/notebook/panel/_js/view.js" in names, "and the sources, as the fallback"
 
 
 def test_bundle_inlines_dependencies_first(tmp_path: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
 from ..events import TextStartEvent, ThinkingStartEvent, ToolCallStartEvent
-from ..partial import end_event, grow_text, grow_thinking, grow_tool_call
+from ..partial import RawArguments, end_event, grow_text, grow_thinking, grow_tool_call
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -334,7 +334,7 @@ class AnthropicMessagesDecoder:
         self.push = push
         self.content = output.content
         self.blocks: dict[int, int] = {}  # upstream block index -> content index
-        self.raw_args: dict[int, str] = {}  # content index -> raw JSON
+        self.raw_args: RawArguments = {}  # content index -> raw JSON
         self.stopped = False
 
     def on_event(self, event: str, data: bytes) -> None:

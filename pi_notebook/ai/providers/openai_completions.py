@@ -18,7 +18,7 @@ from typing import Any
 from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
 from ..events import TextStartEvent, ThinkingStartEvent, ToolCallStartEvent
-from ..partial import end_event, grow_text, grow_thinking, grow_tool_call
+from ..partial import RawArguments, end_event, grow_text, grow_thinking, grow_tool_call
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -444,7 +444,7 @@ class OpenAICompletionsDecoder:
         self.thinking_index = -1
         self.tool_by_stream_index: dict[int, int] = {}
         self.tool_by_id: dict[str, int] = {}
-        self.raw_args: dict[int, str] = {}
+        self.raw_args: RawArguments = {}
         self.finished = False
         self.done = False
         self.first = True

@@ -1,10 +1,14 @@
-"""The panel's front end: ES modules from ``js/``, joined into the one module anywidget loads.
+"""The panel's front end: the one ES module and the stylesheet anywidget sends to each view.
 
-anywidget imports ``_esm`` from a blob, where relative imports do not resolve, so
-:func:`bundle` inlines each ``import { … } from "./x.js";`` (dependencies first, ``export``
-dropped from the inlined modules). No npm, no build step by hand: the same files are what
-``node --test js/`` exercises. The modules are found in the wheel (``_js`` next to this file,
-put there by hatch's force-include) or in the source tree (``js/`` at the repository root).
+The module and stylesheet are sent on the comm with every panel, so they are minified:
+``js/build.mjs`` (esbuild; ``cd js && npm ci && npm run build``, which ``.ci/run`` does) writes
+them to ``_build/`` next to this file, which the wheel ships. Without that build (a checkout
+without node), or when a source in ``js/`` is newer than it, :func:`bundle` joins the ES
+modules from ``js/`` itself: anywidget imports ``_esm`` from a blob, where relative imports do
+not resolve, so it inlines each ``import { … } from "./x.js";`` (dependencies first, ``export``
+dropped from the inlined modules). The sources are found in the wheel (``_js`` next to this
+file, put there by hatch's force-include) or in the source tree (``js/`` at the repository
+root); ``node --test js/`` tests them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 
 ENTRY = "panel.js"
 STYLESHEET = "panel.css"
+BUILD = Path(__file__).resolve().parent / "_build"
 _IMPORT = re.compile(
     r"^import\s*\{[^}]*\}\s*from\s*[\"']\./([\w.-]+\.js)[\"'];?[ \t]*$", re.MULTILINE
 )
@@ -62,13 +67,30 @@ def bundle(directory: Path, entry: str = ENTRY) -> str:
     return "\n".join(parts)
 
 
+def built(sources: Path, build: Path = BUILD) -> tuple[str, str] | None:
+    """The minified (module, stylesheet) from ``build``; None if it is missing or, in a
+    checkout (``sources`` is ``js/``), older than a source there (edited since the build)."""
+    module, css = build / ENTRY, build / STYLESHEET
+    if not (module.is_file() and css.is_file()):
+        return None
+    if sources.name == "js":
+        made = min(module.stat().st_mtime, css.stat().st_mtime)
+        edited = [*sources.glob("*.js"), *sources.glob("*.css")]
+        if any(source.stat().st_mtime > made for source in edited):
+            return None
+    return module.read_text(encoding="utf-8"), css.read_text(encoding="utf-8")
+
+
 @functools.cache
 def frontend() -> tuple[str, str]:
-    """(the bundled ES module, the stylesheet)."""
+    """(the ES module, the stylesheet): the minified build, else the sources joined."""
     directory = js_directory()
+    found = built(directory)
+    if found is not None:
+        return found
     css_path = directory / STYLESHEET
     css = css_path.read_text(encoding="utf-8") if css_path.is_file() else ""
     return bundle(directory), css
 
 
-__all__ = ["ENTRY", "FrontendMissingError", "bundle", "frontend", "js_directory"]
+__all__ = ["BUILD", "ENTRY", "FrontendMissingError", "built", "bundle", "frontend", "js_directory"]

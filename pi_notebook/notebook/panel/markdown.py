@@ -1,124 +1,195 @@
-"""A small Markdown renderer that is safe by construction (the Python twin of js/markdown.js).
+"""Markdown -> sanitised HTML, for the live panel and the static transcript (markdown-it-py).
 
-Every character of the input is HTML-escaped first; only then are a few formatting forms
-turned into tags this module writes itself: paragraphs and line breaks, headings, lists,
-block quotes, fenced and inline code, bold, italic and links. A link's URL must start with
-``http://``, ``https://`` or ``mailto:`` or the link stays text. So no input can produce a
-script, an event-handler attribute or a ``javascript:`` URL. It must stay pure.
+CommonMark with GFM tables, strikethrough, task lists and autolinks (markdown-it-py and
+mdit-py-plugins), math in ``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]`` and amsmath
+environments as MathML (:mod:`.math`; a formula that does not convert stays readable source,
+and ``$5 and $10`` stays text), fenced code highlighted by Pygments (:mod:`.highlight`).
+
+Safety comes from the parser, not from filtering its output: raw HTML is off, so markdown-it
+escapes every character of the input except the markup written by its rules and the ones here.
+A link (or autolink) is made only for ``http``, ``https`` and ``mailto`` URLs (markdown-it
+decodes entities before the check, so ``javascript&#58;`` is caught) and opens in a new tab
+without an opener or referrer. Images are never loaded (a remote image is a tracking and
+exfiltration channel): one becomes a link carrying its alt text.
+
+:func:`render_blocks` returns the HTML of each top-level block, so a streamed answer can be
+shown block by block (:mod:`.blocks`); their concatenation is :func:`render_markdown`.
+This module must stay pure: no I/O, no widgets, no event loop.
 """
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
-_ESCAPE_RE = re.compile(r"[&<>\"']")
-_SAFE_URL = re.compile(r"^(https?://|mailto:)", re.IGNORECASE)
-_LINK = re.compile(r"\[([^\]\n]+)\]\(([^()\s]+)\)")
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
-_ITALIC = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
-_ITALIC_UNDERSCORE = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
-_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-_BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
-_ORDERED = re.compile(r"^\s*\d{1,9}[.)]\s+(.*)$")
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import unescapeAll
+from markdown_it.renderer import RendererProtocol
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+from mdit_py_plugins.amsmath import amsmath_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.gfm_autolink import gfm_autolink_plugin
+from mdit_py_plugins.texmath import texmath_plugin
+from mdit_py_plugins.texmath.index import make_inline_func
+
+from .highlight import highlight
+from .math import to_mathml
+
+_SAFE_URL = re.compile(r"^(?:https?://|mailto:)", re.IGNORECASE)
+_NEW_TAB = ' target="_blank" rel="noopener noreferrer"'
+#: Opening and closing delimiters of a formula, by the markup its token carries.
+_DELIMITERS = {"$": ("$", "$"), "$$": ("$$", "$$"), "\\(": ("\\(", "\\)"), "\\[": ("\\[", "\\]")}
+_DISPLAY_TYPES = frozenset(
+    ("math_block", "math_block_label", "math_block_eqno", "math_inline_double", "amsmath")
+)
 
 
 def escape_html(text: str) -> str:
-    return _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group(0)], text)
+    return html.escape(text, quote=True)
 
 
-def _link(match: re.Match[str]) -> str:
-    label, url = match.group(1), match.group(2)
-    if not _SAFE_URL.match(url):
-        return match.group(0)
-    return f'<a href="{url}" target="_blank" rel="noopener noreferrer">{label}</a>'
+class _Markdown(MarkdownIt):
+    """markdown-it whose links (and autolinks) accept only http, https and mailto URLs."""
+
+    def validateLink(self, url: str) -> bool:
+        return _SAFE_URL.match(url.strip()) is not None
 
 
-def _inline_text(text: str) -> str:
-    """Formatting for already-escaped text without code spans."""
-    text = _LINK.sub(_link, text)
-    text = _BOLD.sub(r"<strong>\1</strong>", text)
-    text = _ITALIC.sub(r"<em>\1</em>", text)
-    return _ITALIC_UNDERSCORE.sub(r"<em>\1</em>", text)
+def _render_link_open(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    href = tokens[idx].attrGet("href") or ""
+    title = tokens[idx].attrGet("title")
+    extra = f' title="{escape_html(str(title))}"' if title else ""
+    return f'<a href="{escape_html(str(href))}"{extra}{_NEW_TAB}>'
 
 
-def render_inline(raw: str) -> str:
-    pieces = escape_html(raw).split("`")
-    out: list[str] = []
-    for i, piece in enumerate(pieces):
-        if i % 2 == 1 and i < len(pieces) - 1:
-            out.append(f"<code>{piece}</code>")
-        elif i % 2 == 1:  # after an unmatched backtick
-            out.append("`" + _inline_text(piece))
-        else:
-            out.append(_inline_text(piece))
-    return "".join(out)
+def _render_image(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    alt = "".join(child.content for child in token.children or [])
+    label = escape_html(f"[image: {alt}]" if alt else "[image]")
+    return (
+        f'<a class="pi-remote-image" href="{escape_html(src)}" '
+        f'title="remote image, not loaded"{_NEW_TAB}>{label}</a>'
+    )
+
+
+def _render_fence(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    info = unescapeAll(token.info).strip()
+    language = info.split(maxsplit=1)[0] if info else ""
+    body = highlight(token.content, language)
+    lang = f' data-lang="{escape_html(language)}"' if language else ""
+    return f'<pre class="pi-code"{lang}><code>{body}</code></pre>\n'
+
+
+def _render_code_block(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    return f'<pre class="pi-code"><code>{html.escape(tokens[idx].content, False)}</code></pre>\n'
+
+
+def _render_math(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    display = token.type in _DISPLAY_TYPES
+    tag = "div" if token.block else "span"
+    cls = "pi-math pi-math-display" if display else "pi-math"
+    mathml = to_mathml(token.content, display)
+    if mathml is None:  # readable source, never an error
+        opening, closing = _DELIMITERS.get(token.markup, ("", ""))
+        source = html.escape(f"{opening}{token.content}{closing}", False)
+        return f'<{tag} class="{cls} pi-math-source"><code>{source}</code></{tag}>'
+    return f'<{tag} class="{cls}">{mathml}</{tag}>' + ("\n" if token.block else "")
+
+
+def _parser() -> MarkdownIt:
+    md = _Markdown("commonmark", {"html": False, "xhtmlOut": False, "tasklists": True})
+    md.enable(["table", "strikethrough"])
+    md.use(gfm_autolink_plugin)
+    # $…$ only when it cannot be money: no space inside the dollars, no digit after the
+    # closing one ("$5 and $10" stays text); $$…$$ also inside a paragraph.
+    md.use(
+        dollarmath_plugin,
+        allow_labels=False,
+        allow_space=False,
+        allow_digits=False,
+        allow_blank_lines=False,
+        double_inline=True,
+    )
+    md.use(texmath_plugin, delimiters="brackets")  # \(…\) inline, \[…\] on its own lines
+    # \[…\] inside a paragraph (models often write it on the line after the text).
+    md.inline.ruler.before(
+        "escape",
+        "math_inline_brackets",
+        make_inline_func(
+            {
+                "name": "math_inline_double",
+                "rex": re.compile(r"^\\\[(.+?)\\\]", re.DOTALL),
+                "tmpl": "{0}",
+                "tag": "\\[",
+            }
+        ),
+    )
+    md.use(amsmath_plugin)
+    md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("image", _render_image)
+    md.add_render_rule("fence", _render_fence)
+    md.add_render_rule("code_block", _render_code_block)
+    for kind in ("math_inline", *_DISPLAY_TYPES):
+        md.add_render_rule(kind, _render_math)
+    return md
+
+
+MARKDOWN = _parser()
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One top-level block: its lines ``[line, end)`` (None where the parser did not say),
+    the type of its first token and its HTML."""
+
+    line: int | None
+    end: int | None
+    kind: str
+    html: str
+
+
+def render_blocks(text: str, env: dict[str, Any] | None = None) -> list[Block]:
+    """The top-level blocks of ``text``, each as sanitised HTML (``env`` keeps references)."""
+    env = {} if env is None else env
+    tokens = MARKDOWN.parse(text, env)
+    blocks: list[Block] = []
+    i = 0
+    while i < len(tokens):
+        first = tokens[i]
+        j = i + 1
+        if first.nesting == 1:
+            depth = 1
+            while j < len(tokens) and depth:
+                depth += tokens[j].nesting
+                j += 1
+        rendered = MARKDOWN.renderer.render(tokens[i:j], MARKDOWN.options, env)
+        line, end = first.map if first.map else (None, None)
+        blocks.append(Block(line, end, first.type, rendered))
+        i = j
+    return blocks
 
 
 def render_markdown(text: str) -> str:
     """Sanitised HTML for the Markdown ``text``."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    html: list[str] = []
-    paragraph: list[str] = []
-    list_kind: str | None = None
-    i = 0
-
-    def close_paragraph() -> None:
-        if paragraph:
-            html.append("<p>" + "<br>".join(render_inline(p) for p in paragraph) + "</p>")
-            paragraph.clear()
-
-    def close_list() -> None:
-        nonlocal list_kind
-        if list_kind is not None:
-            html.append(f"</{list_kind}>")
-            list_kind = None
-
-    while i < len(lines):
-        line = lines[i]
-        stripped = line.strip()
-        if stripped.startswith("```"):
-            close_paragraph()
-            close_list()
-            body: list[str] = []
-            i += 1
-            while i < len(lines) and not lines[i].strip().startswith("```"):
-                body.append(lines[i])
-                i += 1
-            html.append("<pre><code>" + escape_html("\n".join(body)) + "</code></pre>")
-            i += 1
-            continue
-        heading = _HEADING.match(line)
-        bullet = _BULLET.match(line)
-        ordered = _ORDERED.match(line)
-        if not stripped:
-            close_paragraph()
-            close_list()
-        elif heading:
-            close_paragraph()
-            close_list()
-            level = len(heading.group(1))
-            html.append(f"<h{level}>{render_inline(heading.group(2))}</h{level}>")
-        elif bullet or ordered:
-            close_paragraph()
-            kind = "ul" if bullet else "ol"
-            if list_kind != kind:
-                close_list()
-                html.append(f"<{kind}>")
-                list_kind = kind
-            item = (bullet or ordered).group(1)  # type: ignore[union-attr]
-            html.append(f"<li>{render_inline(item)}</li>")
-        elif stripped.startswith(">"):
-            close_paragraph()
-            close_list()
-            html.append(f"<blockquote>{render_inline(stripped[1:].strip())}</blockquote>")
-        else:
-            close_list()
-            paragraph.append(line)
-        i += 1
-    close_paragraph()
-    close_list()
-    return "".join(html)
+    html_text: str = MARKDOWN.render(text)
+    return html_text
 
 
-__all__ = ["escape_html", "render_inline", "render_markdown"]
+__all__ = ["MARKDOWN", "Block", "escape_html", "render_blocks", "render_markdown"]

@@ -2,11 +2,22 @@
 
 :class:`PanelState` keeps ``data`` (what a snapshot sends: status line, transcript, tool cards,
 lifecycle tree, queue, step and approval state) and writes, for every change, an op to its
-:class:`~.ops.OpSink` so a view can follow along with ``apply_ops``. The per-token path is
-lean: a text delta appends the delta to a list of parts and emits one ``append`` op with a
-path object built once per block; nothing copies the message or the transcript per token.
-Structural values put into ops are copies, so later changes to ``data`` never leak into ops
-still waiting to be sent. This module must stay pure: no I/O, no widgets, no event loop.
+:class:`~.ops.OpSink` so a view can follow along with ``apply_ops``.
+
+Assistant text and thinking arrive as Markdown and leave as sanitised HTML rendered here (the
+front end has no Markdown parser): a block's ``html`` lists its finished top-level blocks, each
+rendered once (:class:`~.blocks.BlockStream`) and sent once (a block that finishes while shown
+in the tail is spliced there and moved off its head, not resent); ``tail`` is the HTML of the
+part still streaming, re-rendered when the sink flushes (``render``) and sent as a splice of
+what changed; a tail longer than :data:`TAIL_LIMIT` is sent as ``raw`` text instead until its
+block ends. When a block ends its whole text is rendered once, so the final HTML is exactly
+:func:`~.markdown.render_markdown`'s.
+
+The per-token path is lean: a text delta is appended to a list of parts and the sink is told
+there is something to render; nothing copies the message or the transcript per token, and the
+state keeps per-run counts, not a record per token. Structural values put into ops are
+copies, so later changes to ``data`` never leak into ops still waiting to be sent. This module
+must stay pure: no I/O, no widgets, no event loop.
 """
 
 from __future__ import annotations
@@ -14,16 +25,34 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
+from ...agent import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
 from ...ai import redact
-from .ops import OpSink, Path
+from .blocks import BlockStream
+from .markdown import render_markdown
+from .ops import OpSink, Path, utf16_len
 
 #: Longest tool-result text kept in the state (the rest is cut with a note).
 MAX_RESULT_CHARS = 100_000
 #: Image types the panel shows (SVG is left out: it can carry script).
 IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
 STATES = ("idle", "streaming", "running-tools", "aborted", "error", "done")
+#: Longest streaming tail (characters) sent as rendered HTML at every flush; a longer one is
+#: sent as raw text until its block ends (so a frame's cost stays bounded).
+TAIL_LIMIT = 2_000
 
 
 def _copy(value: Any) -> Any:
@@ -94,26 +123,131 @@ def initial_state(model: str = "", step: bool = False) -> dict[str, Any]:
     }
 
 
-class _OpenBlock:
-    """A string growing while it streams (a text/thinking block's ``text``, a tool card's
-    ``args_text``): its parts and its op path (built once), joined only when read."""
+class _OpenArgs:
+    """A tool card's ``args_text`` growing while the model streams it: its parts and its op
+    path (built once), joined only when read."""
 
-    __slots__ = ("block", "key", "parts", "path")
+    __slots__ = ("card", "parts", "path")
 
-    def __init__(self, block: dict[str, Any], path: Path, key: str = "text") -> None:
-        self.block = block
-        self.key = key
+    def __init__(self, card: dict[str, Any], path: Path) -> None:
+        self.card = card
         self.parts: list[str] = []
         self.path = path
 
     def materialize(self) -> None:
         if self.parts:
-            self.block[self.key] += "".join(self.parts)
+            self.card["args_text"] += "".join(self.parts)
             self.parts = []
 
 
+class _OpenText:
+    """A text or thinking block while it streams: new parts, the block stream splitting its
+    Markdown into final blocks and the open tail, and its op path (built once)."""
+
+    __slots__ = ("block", "dirty", "ended", "parts", "path", "stream")
+
+    def __init__(self, block: dict[str, Any], path: Path) -> None:
+        self.block = block
+        self.parts: list[str] = []
+        self.path = path
+        self.stream: BlockStream | None = BlockStream(redact)
+        self.dirty = False
+        self.ended: str | None = None
+        """The block's whole text once it ended (its HTML is then final)."""
+
+    def render(self, sink: OpSink) -> None:
+        """Fold the new parts in and send what changed: finished blocks, the tail."""
+        self.dirty = False
+        stream = self.stream
+        if stream is None or not self.parts:
+            return
+        chunk = "".join(self.parts)
+        self.parts = []
+        stream.feed(chunk)
+        block = self.block
+        done = stream.advance()
+        raw = len(stream.open) > TAIL_LIMIT
+        tail = "" if raw else stream.tail_html()
+        if done and block["raw"] is None and block["tail"]:
+            # The view shows the old tail, which mostly holds the blocks that just finished:
+            # splice it into them + the new tail, then move them off its head (nothing twice).
+            self._tail(sink, "".join(done) + tail)
+            for html in done:
+                block["html"].append(html)
+                block["tail"] = block["tail"][len(html) :]
+                sink.move(self.path, utf16_len(html))
+        else:
+            for html in done:
+                block["html"].append(html)
+                sink.push([*self.path, "html"], html)
+        if not raw:
+            if block["raw"] is not None:
+                self._set(sink, "raw", None)
+            self._tail(sink, tail)
+        elif block["raw"] is None or done:
+            self._tail(sink, "")
+            self._set(sink, "raw", stream.open)
+        else:
+            block["raw"] = stream.open
+            sink.append([*self.path, "raw"], chunk)
+
+    def end(self, sink: OpSink, text: str) -> None:
+        """The block ended with ``text``: its whole HTML, rendered once, and no tail."""
+        self.parts = []
+        self.dirty = False
+        self.stream = None
+        self.ended = text
+        final = BlockStream.finish(text)
+        html: list[str] = self.block["html"]
+        if final[: len(html)] == html:
+            for item in final[len(html) :]:
+                html.append(item)
+                sink.push([*self.path, "html"], item)
+        else:
+            self._set(sink, "html", final)
+        self._tail(sink, "")
+        if self.block["raw"] is not None:
+            self._set(sink, "raw", None)
+
+    def _set(self, sink: OpSink, key: str, value: Any) -> None:
+        self.block[key] = value
+        sink.set([*self.path, key], _copy(value))
+
+    def _tail(self, sink: OpSink, html: str) -> None:
+        old: str = self.block["tail"]
+        if old == html:
+            return
+        keep = _common_prefix(old, html)
+        self.block["tail"] = html
+        if keep < 16:
+            sink.set([*self.path, "tail"], html)
+        else:
+            sink.splice([*self.path, "tail"], utf16_len(html[:keep]), html[keep:])
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` (slices compare in C)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def text_block(kind: str) -> dict[str, Any]:
+    """A text or thinking block of the view state, before any text arrived."""
+    return {"type": kind, "html": [], "tail": "", "raw": None}
+
+
 class PanelState:
-    """Reduces agent events (pydantic models) into ``data``, writing ops to ``sink``."""
+    """Reduces agent events into ``data``, writing ops to ``sink`` (see the module docstring).
+
+    ``render()`` folds the text streamed since the last call into HTML ops; the transport calls
+    it before each frame, and ``materialize()`` before a snapshot.
+    """
 
     def __init__(
         self,
@@ -126,18 +260,23 @@ class PanelState:
         self.sink = sink
         self.data: dict[str, Any] = initial_state(model, step)
         self.events: list[dict[str, Any]] = []
+        """One record per event, except that a message's updates share one counting record."""
+        self.counts: dict[str, int] = {}
+        """How many events of each type the run had."""
         self._clock: Callable[[], float] = clock or (lambda: time.time() * 1000.0)
         self._t0: float | None = None
         # Per assistant message being streamed: content index -> open block / tool call id.
         self._message_index: int | None = None
-        self._blocks: dict[int, _OpenBlock] = {}
+        self._blocks: dict[int, _OpenText] = {}
+        self._sources: list[_OpenText | None] = []  # per entry block: its open text, if any
         self._tool_of_index: dict[int, str] = {}
-        self._open_args: dict[str, _OpenBlock] = {}
+        self._open_args: dict[str, _OpenArgs] = {}
+        self._dirty: list[_OpenText] = []
         self._run_node: int | None = None
         self._turn_node: int | None = None
         self._message_node: int | None = None
         self._tool_nodes: dict[str, int] = {}
-        self._updates = 0
+        self._updates: dict[str, Any] | None = None  # this message's counting record
         self._tool_started: dict[str, float] = {}
         self.ended = False
 
@@ -184,9 +323,17 @@ class PanelState:
         for key, value in extra.items():
             self._set(["lifecycle", index, key], value)
 
+    def render(self) -> None:
+        """Send the HTML of the text streamed since the last call (finished blocks, tails)."""
+        dirty, self._dirty = self._dirty, []
+        for open_text in dirty:
+            open_text.render(self.sink)
+
     def materialize(self) -> dict[str, Any]:
-        """Fold buffered text parts into ``data`` and return it (for snapshots)."""
-        self._materialize_open()
+        """Render what is pending, fold buffered parts into ``data`` and return it."""
+        self.render()
+        for args in self._open_args.values():
+            args.materialize()
         if self._t0 is not None and not self.ended:
             self.data["status"]["elapsed_ms"] = self._elapsed()
         return self.data
@@ -196,41 +343,61 @@ class PanelState:
 
     # -- the reducer -----------------------------------------------------------------------
 
-    def apply(self, event: Any) -> None:
+    def apply(self, event: AgentEvent) -> None:
         kind = event.type
-        if kind == "message_update":
+        counts = self.counts
+        counts[kind] = counts.get(kind, 0) + 1
+        if isinstance(event, MessageUpdateEvent):  # the per-token path: first, and alone
             self._on_update(event)
             return
         if self._t0 is None:
             self._t0 = self._clock()
         self.events.append({"type": kind, "t": self._now(), **_event_info(event)})
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is not None:
-            handler(event)
+        match event:
+            case AgentStartEvent():
+                self._on_agent_start()
+            case TurnStartEvent():
+                self._on_turn_start()
+            case TurnEndEvent():
+                self._on_turn_end()
+            case MessageStartEvent():
+                self._on_message_start(event)
+            case MessageEndEvent():
+                self._on_message_end(event)
+            case ToolExecutionStartEvent():
+                self._on_tool_execution_start(event)
+            case ToolExecutionUpdateEvent():
+                self._on_tool_execution_update(event)
+            case ToolExecutionEndEvent():
+                self._on_tool_execution_end(event)
+            case AgentEndEvent():
+                self._on_agent_end(event)
+            case _:  # pragma: no cover (every event class has its case)
+                assert_never(event)
 
-    def _on_agent_start(self, event: Any) -> None:
+    def _on_agent_start(self) -> None:
         self.ended = False
         self._status("state", "streaming")
         self._status("error", None)
         self._run_node = self._node("run", "Agent Run", None)
 
-    def _on_turn_start(self, event: Any) -> None:
+    def _on_turn_start(self) -> None:
         self._status("turn", self.data["status"]["turn"] + 1)
         self._status("state", "streaming")
         turn = self.data["status"]["turn"]
         self._turn_node = self._node("turn", f"Turn {turn}", self._run_node)
 
-    def _on_turn_end(self, event: Any) -> None:
+    def _on_turn_end(self) -> None:
         self._end_node(self._turn_node)
         self._turn_node = None
         self._status("elapsed_ms", self._elapsed())
 
-    def _on_message_start(self, event: Any) -> None:
+    def _on_message_start(self, event: MessageStartEvent) -> None:
         message = event.message
         role = getattr(message, "role", "custom")
         parent = self._turn_node if self._turn_node is not None else self._run_node
         self._message_node = self._node("message", "Message", parent, role)
-        self._updates = 0
+        self._updates = None
         index = len(self.data["messages"])
         if role == "assistant":
             entry: dict[str, Any] = {
@@ -241,6 +408,7 @@ class PanelState:
             }
             self._message_index = index
             self._blocks = {}
+            self._sources = []
             self._open_args = {}
             self._tool_of_index = {}
             self._status("state", "streaming")
@@ -250,18 +418,32 @@ class PanelState:
         self.data["messages"].append(entry)
         self.sink.push(["messages"], _copy(entry))
 
-    def _on_update(self, event: Any) -> None:
-        self._updates += 1
+    def _count_update(self, kind: str) -> None:
+        record = self._updates
+        if record is None:
+            if self._t0 is None:
+                self._t0 = self._clock()
+            record = {"type": "message_update", "t": self._now(), "count": 0, "kinds": {}}
+            self.events.append(record)
+            self._updates = record
+        record["count"] += 1
+        kinds = record["kinds"]
+        kinds[kind] = kinds.get(kind, 0) + 1
+
+    def _on_update(self, event: MessageUpdateEvent) -> None:
         sub = event.assistant_message_event
         kind = sub.type
+        self._count_update(kind)
         if kind in ("text_delta", "thinking_delta"):
-            open_block = self._blocks.get(sub.content_index) or self._open_block(
+            open_text = self._blocks.get(sub.content_index) or self._open_text(
                 sub.content_index, kind[: -len("_delta")]
             )
-            if open_block is not None:
-                open_block.parts.append(sub.delta)
-                self.sink.append(open_block.path, sub.delta)
-            self.events.append({"type": "message_update", "t": self._now(), "update": kind})
+            if open_text is not None:
+                open_text.parts.append(sub.delta)
+                if not open_text.dirty:
+                    open_text.dirty = True
+                    self._dirty.append(open_text)
+                self.sink.touch()
             return
         if kind == "toolcall_delta":
             tool_id = self._tool_of_index.get(sub.content_index)
@@ -271,25 +453,20 @@ class PanelState:
                 args = self._open_args.get(tool_id)
                 if args is None:
                     card = self.data["tools"][tool_id]
-                    args = _OpenBlock(card, ["tools", tool_id, "args_text"], "args_text")
+                    args = _OpenArgs(card, ["tools", tool_id, "args_text"])
                     self._open_args[tool_id] = args
                 args.parts.append(sub.delta)
                 self.sink.append(args.path, sub.delta)
-            self.events.append({"type": "message_update", "t": self._now(), "update": kind})
             return
-        self.events.append({"type": "message_update", "t": self._now(), "update": kind})
         if kind in ("text_start", "thinking_start"):
             if sub.content_index not in self._blocks:
-                self._open_block(sub.content_index, kind[: -len("_start")])
+                self._open_text(sub.content_index, kind[: -len("_start")])
         elif kind in ("text_end", "thinking_end"):
-            open_block = self._blocks.get(sub.content_index) or self._open_block(
+            open_text = self._blocks.get(sub.content_index) or self._open_text(
                 sub.content_index, kind[: -len("_end")]
             )
-            if open_block is not None:
-                open_block.materialize()
-                final = redact(sub.content)  # the block streamed raw; it is kept redacted
-                if open_block.block["text"] != final:
-                    self._set([*open_block.path], final)
+            if open_text is not None:  # it streamed raw; what it keeps is redacted
+                open_text.end(self.sink, redact(sub.content))
         elif kind == "toolcall_start":
             self._tool_block(sub.content_index, sub.partial)
         elif kind == "toolcall_end":
@@ -314,24 +491,18 @@ class PanelState:
         entry: dict[str, Any] = self.data["messages"][self._message_index]
         return entry
 
-    def _materialize_open(self) -> None:
-        for open_block in self._blocks.values():
-            open_block.materialize()
-        for args in self._open_args.values():
-            args.materialize()
-
-    def _open_block(self, content_index: int, kind: str) -> _OpenBlock | None:
+    def _open_text(self, content_index: int, kind: str) -> _OpenText | None:
         entry = self._message_entry()
         if entry is None:  # an update outside an assistant message: nothing to grow
             return None
-        block = {"type": kind, "text": ""}
+        block = text_block(kind)
         position = len(entry["blocks"])
         entry["blocks"].append(block)
-        self.sink.push(["messages", self._mi(), "blocks"], dict(block))
-        path: Path = ["messages", self._mi(), "blocks", position, "text"]
-        open_block = _OpenBlock(block, path)
-        self._blocks[content_index] = open_block
-        return open_block
+        self.sink.push(["messages", self._mi(), "blocks"], _copy(block))
+        open_text = _OpenText(block, ["messages", self._mi(), "blocks", position])
+        self._blocks[content_index] = open_text
+        self._sources.append(open_text)
+        return open_text
 
     def _tool_block(self, content_index: int, partial: Any) -> str | None:
         entry = self._message_entry()
@@ -345,6 +516,7 @@ class PanelState:
         self._tool_of_index[content_index] = tool_id
         block = {"type": "toolCall", "id": tool_id, "name": call.name}
         entry["blocks"].append(block)
+        self._sources.append(None)
         self.sink.push(["messages", self._mi(), "blocks"], dict(block))
         self._new_card(tool_id, call.name, "")
         return str(tool_id)
@@ -366,15 +538,18 @@ class PanelState:
         }
         self._set(["tools", tool_id], card)
 
-    def _on_message_end(self, event: Any) -> None:
+    def _on_message_end(self, event: MessageEndEvent) -> None:
         message = event.message
         role = getattr(message, "role", "custom")
-        self._end_node(self._message_node, updates=self._updates)
+        updates = self._updates["count"] if self._updates is not None else 0
+        self._end_node(self._message_node, updates=updates)
         self._message_node = None
+        self._updates = None
         entry = self._message_entry()
         if role != "assistant" or entry is None:
             return
-        self._materialize_open()
+        for args in self._open_args.values():
+            args.materialize()
         self._reconcile(entry, message)
         self._set(["messages", self._mi(), "stop_reason"], message.stop_reason)
         if message.error_message:
@@ -393,26 +568,55 @@ class PanelState:
         self._status("elapsed_ms", self._elapsed())
         self._message_index = None
         self._blocks = {}
+        self._sources = []
         self._open_args = {}
         self._tool_of_index = {}
+        self._dirty = [t for t in self._dirty if t.stream is not None and t.dirty]
 
     def _reconcile(self, entry: dict[str, Any], message: Any) -> None:
-        """Make the blocks match the final message (providers that skipped updates)."""
-        final: list[dict[str, Any]] = []
+        """Make the blocks match the final message: every text block ended with the message's
+        text (else it is rendered from it), tool calls in place (providers that skip updates)."""
+        final: list[tuple[str, str]] = []
         for block in message.content:
-            if block.type == "text":
-                final.append({"type": "text", "text": redact(block.text)})
-            elif block.type == "thinking":
-                final.append({"type": "thinking", "text": redact(block.thinking)})
+            if block.type == "text" and block.text:
+                final.append(("text", redact(block.text)))
+            elif block.type == "thinking" and block.thinking:
+                final.append(("thinking", redact(block.thinking)))
             elif block.type == "toolCall":
-                final.append({"type": "toolCall", "id": block.id, "name": block.name})
+                final.append(("toolCall", block.id))
                 self._new_card(block.id, block.name, _args_text(block.arguments))
-        final = [b for b in final if b["type"] == "toolCall" or b["text"]]
-        current = [b for b in entry["blocks"] if b["type"] == "toolCall" or b["text"]]
-        if current != final:
-            self._set(["messages", self._mi(), "blocks"], final)
+        current: list[tuple[str, str]] = []
+        kept: list[tuple[dict[str, Any], _OpenText | None]] = []
+        for block, source in zip(entry["blocks"], self._sources, strict=True):
+            if block["type"] == "toolCall":
+                current.append(("toolCall", block["id"]))
+            elif source is not None and source.ended:
+                current.append((block["type"], source.ended))
+            elif source is not None and (source.parts or source.stream is not None):
+                current.append((block["type"], "\0unfinished"))
+            else:
+                continue  # an empty block the final message does not have either
+            kept.append((block, source))
+        if current == final:
+            return
+        names = {b.id: b.name for b in message.content if b.type == "toolCall"}
+        rebuilt: list[dict[str, Any]] = []
+        for kind, value in final:
+            if kind == "toolCall":
+                rebuilt.append({"type": "toolCall", "id": value, "name": names[value]})
+                continue
+            reuse = next(
+                (b for b, s in kept if s is not None and s.ended == value and b["type"] == kind),
+                None,
+            )
+            rebuilt.append(reuse if reuse is not None else _final_block(kind, value))
+        for _, source in kept:
+            if source is not None:
+                source.stream, source.parts, source.dirty = None, [], False
+        self._sources = [None] * len(rebuilt)
+        self._set(["messages", self._mi(), "blocks"], rebuilt)
 
-    def _on_tool_execution_start(self, event: Any) -> None:
+    def _on_tool_execution_start(self, event: ToolExecutionStartEvent) -> None:
         tool_id = event.tool_call_id
         if tool_id not in self.data["tools"]:
             self._new_card(tool_id, event.tool_name, _args_text(event.args))
@@ -423,7 +627,7 @@ class PanelState:
         parent = self._turn_node if self._turn_node is not None else self._run_node
         self._tool_nodes[tool_id] = self._node("tool", "Tool Execution", parent, event.tool_name)
 
-    def _on_tool_execution_update(self, event: Any) -> None:
+    def _on_tool_execution_update(self, event: ToolExecutionUpdateEvent) -> None:
         tool_id = event.tool_call_id
         if tool_id not in self.data["tools"]:
             return
@@ -446,7 +650,7 @@ class PanelState:
         if diff is not None and card["diff"] != diff:
             self._set(["tools", tool_id, "diff"], diff)
 
-    def _on_tool_execution_end(self, event: Any) -> None:
+    def _on_tool_execution_end(self, event: ToolExecutionEndEvent) -> None:
         tool_id = event.tool_call_id
         if tool_id not in self.data["tools"]:
             self._new_card(tool_id, event.tool_name, _args_text(getattr(event, "args", {})))
@@ -458,7 +662,7 @@ class PanelState:
         self._set(["tools", tool_id, "status"], "error" if event.is_error else "done")
         self._end_node(self._tool_nodes.pop(tool_id, None))
 
-    def _on_agent_end(self, event: Any) -> None:
+    def _on_agent_end(self, event: AgentEndEvent) -> None:
         final = "done"
         for message in reversed(getattr(event, "messages", []) or []):
             if getattr(message, "role", None) == "assistant":
@@ -497,6 +701,12 @@ class PanelState:
         self._set(["approvals"], approvals)
 
 
+def _final_block(kind: str, text: str) -> dict[str, Any]:
+    block = text_block(kind)
+    block["html"] = BlockStream.finish(text)
+    return block
+
+
 def _plain_entry(message: Any) -> dict[str, Any]:
     role = getattr(message, "role", "custom")
     text, images = _content_parts(getattr(message, "content", ""))
@@ -510,8 +720,13 @@ def _plain_entry(message: Any) -> dict[str, Any]:
             "is_error": bool(message.is_error),
         }
     if role == "user":
-        return {"role": "user", "text": redact(text), "images": images}
-    return {"role": "custom", "custom_role": str(role), "text": redact(text), "images": images}
+        return {"role": "user", "html": render_markdown(redact(text)), "images": images}
+    return {
+        "role": "custom",
+        "custom_role": str(role),
+        "html": render_markdown(redact(text)),
+        "images": images,
+    }
 
 
 def _event_info(event: Any) -> dict[str, Any]:
@@ -530,4 +745,12 @@ def _event_info(event: Any) -> dict[str, Any]:
     return info
 
 
-__all__ = ["IMAGE_TYPES", "STATES", "PanelState", "initial_state", "redact"]
+__all__ = [
+    "IMAGE_TYPES",
+    "STATES",
+    "TAIL_LIMIT",
+    "PanelState",
+    "initial_state",
+    "redact",
+    "text_block",
+]

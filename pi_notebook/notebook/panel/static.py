@@ -1,9 +1,14 @@
-"""The static rendering of a finished run: sanitised HTML (and text) from the panel state.
+"""The static rendering of a run: sanitised HTML from the panel state, in the live panel's DOM.
 
-After a run the panel's display output also carries this HTML, so GitHub, nbviewer and VS Code
-show the transcript without a widget manager. All model and tool text goes through
-:func:`~.markdown.render_markdown` or :func:`~.markdown.escape_html`; images are shown only
-for whitelisted raster types with base64 data. It must stay pure.
+When a run ends its cell's output becomes this HTML (with the plain transcript), so GitHub,
+nbviewer, nbconvert, VS Code and a JupyterLab without the kernel show the transcript with no
+widget manager. It has the live panel's structure and classes (``js/view.js``: the status
+line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images
+and the namespace diff, thinking and the lifecycle tree collapsed in ``<details>``), without
+the controls, so one stylesheet (``js/panel.css``, passed in) styles both and the same checks
+read both. Text that is not already kernel-rendered HTML is escaped; images are shown only
+for whitelisted raster types with base64 data. The root is marked for MathJax to skip, so a
+dollar amount is never typeset as math. It must stay pure.
 """
 
 from __future__ import annotations
@@ -11,101 +16,134 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .markdown import escape_html, render_markdown
+from .markdown import escape_html
 from .state import IMAGE_TYPES
 
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
-PREVIEW_CHARS = 2_000
-
-STYLE = (
-    "<style>.pi-static{font-family:system-ui,sans-serif;font-size:13px;line-height:1.45}"
-    ".pi-static .pi-message{margin:4px 0;padding:4px 8px;border-left:3px solid #ccc}"
-    ".pi-static .pi-message[data-role=user]{border-color:#4a7bd0}"
-    ".pi-static .pi-message[data-role=assistant]{border-color:#4caf50}"
-    ".pi-static .pi-thinking{opacity:.65}"
-    ".pi-static .pi-tool-card{border:1px solid #ddd;border-radius:4px;margin:4px 0;padding:4px}"
-    ".pi-static pre{white-space:pre-wrap;margin:2px 0}</style>"
-)
+#: Characters of a tool result shown in the card (the rest is in its details), as in view.js.
+PREVIEW_CHARS = 600
+#: Most characters of one tool result kept in the saved transcript.
+FULL_CHARS = 20_000
 
 
 def _image(image: dict[str, Any]) -> str:
     mime, data = image.get("mime"), image.get("data", "")
     if mime not in IMAGE_TYPES or not isinstance(data, str) or not _BASE64.match(data):
         return ""
-    return f'<img alt="tool image" style="max-width:320px" src="data:{mime};base64,{data}">'
+    return f'<img class="pi-image" alt="tool image" src="data:{mime};base64,{data}">'
 
 
-def _preview(text: str) -> str:
-    if len(text) <= PREVIEW_CHARS:
-        return text
-    return text[:PREVIEW_CHARS] + f"\n[… {len(text) - PREVIEW_CHARS} more characters]"
+def _cut(text: str, limit: int, tail: str) -> str:
+    return text if len(text) <= limit else text[:limit] + tail.format(len(text) - limit)
 
 
-def _tool_card(card: dict[str, Any]) -> str:
-    status = escape_html(str(card.get("status", "")))
-    name = escape_html(str(card.get("name", "")))
+def elapsed(ms: Any) -> str:
+    """Seconds as the panel shows them (view.js's formatElapsed)."""
+    seconds = max(0.0, float(ms)) / 1000 if isinstance(ms, int | float) else 0.0
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    return f"{int(seconds // 60)}m{round(seconds % 60)}s"
+
+
+def _details(cls: str, summary: str, body: str, open_: bool = False) -> str:
+    flag = " open" if open_ else ""
+    return f'<details class="{cls}"{flag}><summary>{summary}</summary>{body}</details>'
+
+
+def _tool_card(tool_id: str, card: dict[str, Any] | None) -> str:
+    status = escape_html(str(card.get("status", "pending")) if card else "pending")
+    head = f'<div class="pi-tool-card" data-tool-call-id="{escape_html(tool_id)}" '
+    head += f'data-status="{status}">'
+    if card is None:
+        return head + "</div>"
     duration = card.get("duration_ms")
-    took = f" · {duration / 1000:.2f}s" if isinstance(duration, int | float) else ""
     parts = [
-        f'<div class="pi-tool-card" data-status="{status}">',
-        f"<b>{name}</b> <small>[{status}{took}]</small>",
-        f"<pre>{escape_html(_preview(str(card.get('args_text', ''))))}</pre>",
+        head,
+        '<div class="pi-tool-head">',
+        f'<span class="pi-tool-name">{escape_html(str(card.get("name", "")))}</span>',
+        f'<span class="pi-tool-status">{status}</span>',
+        f'<span class="pi-tool-duration">{elapsed(duration) if duration is not None else ""}'
+        "</span></div>",
+        f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>',
+        '<div class="pi-tool-result">',
     ]
     result = str(card.get("result_text", ""))
     if result:
-        parts.append(f"<pre>{escape_html(_preview(result))}</pre>")
+        preview = result if len(result) <= PREVIEW_CHARS else result[:PREVIEW_CHARS] + " …"
+        parts.append(f'<pre class="pi-tool-preview">{escape_html(preview)}</pre>')
     parts.extend(_image(i) for i in card.get("images", []))
+    parts.append("</div>")
+    if len(result) > PREVIEW_CHARS:
+        full = _cut(result, FULL_CHARS, "\n[… {} more characters]")
+        parts.append(_details("pi-tool-details", "details", f"<pre>{escape_html(full)}</pre>"))
     diff = card.get("diff")
     if isinstance(diff, dict):
         bits = [
-            f"{k}: {escape_html(', '.join(map(str, diff.get(k, []))))}"
+            f"{k}: {', '.join(map(str, diff.get(k, [])))}"
             for k in ("created", "changed", "deleted")
             if diff.get(k)
         ]
-        if bits:
-            parts.append(f"<small>namespace: {'; '.join(bits)}</small>")
+        text = f"namespace — {'; '.join(bits)}" if bits else "namespace unchanged"
+        parts.append(f'<div class="pi-tool-diff">{escape_html(text)}</div>')
     parts.append("</div>")
     return "".join(parts)
 
 
-def _message(entry: dict[str, Any], tools: dict[str, Any]) -> str:
-    role = entry.get("role", "custom")
-    head = f'<div class="pi-message" data-role="{escape_html(str(role))}">'
+def _markdown(block: dict[str, Any]) -> str:
+    """A text block's kernel-rendered HTML, with its tail if it never finished."""
+    html = "".join(str(h) for h in block.get("html", []))
+    raw = block.get("raw")
+    if isinstance(raw, str):
+        return html + f'<div class="pi-tail pi-raw">{escape_html(raw)}</div>'
+    return html + str(block.get("tail") or "")
+
+
+def _message(index: int, entry: dict[str, Any], tools: dict[str, Any]) -> str:
+    role = str(entry.get("role", "custom"))
+    head = f'<div class="pi-message" data-role="{escape_html(role)}" data-index="{index}">'
+    body: list[str] = []
     if role == "assistant":
-        body: list[str] = []
-        for block in entry.get("blocks", []):
+        for j, block in enumerate(entry.get("blocks", [])):
             kind = block.get("type")
-            if kind == "text" and block.get("text"):
-                body.append(render_markdown(block["text"]))
-            elif kind == "thinking" and block.get("text"):
+            if kind == "text":
+                body.append(f'<div class="pi-text" data-block="{j}">{_markdown(block)}</div>')
+            elif kind == "thinking":
+                inner = f'<div class="pi-thinking-text">{_markdown(block)}</div>'
                 body.append(
-                    '<details class="pi-thinking"><summary>thinking</summary>'
-                    f"{render_markdown(block['text'])}</details>"
+                    f'<details class="pi-thinking" data-block="{j}">'
+                    f"<summary>thinking</summary>{inner}</details>"
                 )
             elif kind == "toolCall":
-                card = tools.get(block.get("id", ""))
-                if card is not None:
-                    body.append(_tool_card(card))
-        if entry.get("error"):
-            reason = escape_html(str(entry.get("stop_reason") or "error"))
-            body.append(f"<p><i>[{reason}] {escape_html(str(entry['error']))}</i></p>")
-        elif entry.get("stop_reason") == "aborted":
-            body.append("<p><i>[aborted]</i></p>")
+                tool_id = str(block.get("id", ""))
+                body.append(_tool_card(tool_id, tools.get(tool_id)))
+        error, reason = entry.get("error"), entry.get("stop_reason")
+        if error or reason == "aborted":
+            line = f"[{reason or 'error'}]" + (f" {error}" if error else "")
+            body.append(f'<div class="pi-message-error">{escape_html(line)}</div>')
         return head + "".join(body) + "</div>"
     if role == "toolResult":
-        name = escape_html(str(entry.get("tool_name", "")))
         flag = " (error)" if entry.get("is_error") else ""
-        text = escape_html(_preview(str(entry.get("text", ""))))
-        return f"{head}<small>{name}{flag} →</small><pre>{text}</pre></div>"
-    label = "user" if role == "user" else escape_html(str(entry.get("custom_role", role)))
-    images = "".join(_image(i) for i in entry.get("images", []))
-    text = render_markdown(str(entry.get("text", "")))
-    return f"{head}<small>{label}</small>{text}{images}</div>"
+        label = f"{entry.get('tool_name', '')}{flag} →"
+        text = str(entry.get("text", ""))
+        body.append(f'<span class="pi-role">{escape_html(label)}</span>')
+        if str(entry.get("tool_call_id", "")) in tools:
+            full = _cut(text, FULL_CHARS, "\n[… {} more characters]")
+            pre = f'<pre class="pi-result-text">{escape_html(full)}</pre>'
+            body.append(_details("pi-result-details", "result (shown in the card)", pre))
+        else:
+            preview = _cut(text, PREVIEW_CHARS, " …")
+            body.append(f'<pre class="pi-result-text">{escape_html(preview)}</pre>')
+    else:
+        label = "user" if role == "user" else str(entry.get("custom_role") or "custom")
+        body.append(f'<span class="pi-role">{escape_html(label)}</span>')
+        body.append(f'<div class="pi-text">{entry.get("html", "")}</div>')
+    body.extend(_image(i) for i in entry.get("images", []))
+    return head + "".join(body) + "</div>"
 
 
 def _lifecycle(nodes: list[dict[str, Any]]) -> str:
-    """The Run -> Turn -> Message / Tool tree as nested, collapsed ``<details>``."""
-    children: dict[int | None, list[dict[str, Any]]] = {}
+    """The Run -> Turn -> Message / Tool tree (as view.js builds it), in a collapsed box."""
+    children: dict[Any, list[dict[str, Any]]] = {}
     for node in nodes:
         children.setdefault(node.get("parent"), []).append(node)
 
@@ -113,37 +151,56 @@ def _lifecycle(nodes: list[dict[str, Any]]) -> str:
         return f"{value / 1000:.3f}s" if isinstance(value, int | float) else "…"
 
     def build(node: dict[str, Any]) -> str:
-        detail = f" ({escape_html(str(node['detail']))})" if node.get("detail") else ""
+        detail = f" ({node['detail']})" if node.get("detail") else ""
         updates = f", {int(node['updates'])} updates" if node.get("updates") else ""
-        label = escape_html(str(node.get("label", "")))
+        summary = escape_html(
+            f"{node.get('label', '')}{detail} {seconds(node.get('start'))} → "
+            f"{seconds(node.get('end'))}{updates}"
+        )
         kind = escape_html(str(node.get("kind", "")))
         inner = "".join(build(child) for child in children.get(node.get("id"), []))
+        flag = "" if node.get("kind") == "message" else " open"
         return (
-            f'<details class="pi-node" data-kind="{kind}"><summary>{label}{detail} '
-            f"{seconds(node.get('start'))} → {seconds(node.get('end'))}{updates}</summary>"
-            f'<div style="margin-left:12px">{inner}</div></details>'
+            f'<details class="pi-node" data-kind="{kind}"{flag}><summary>{summary}</summary>'
+            f"{inner}</details>"
         )
 
     roots = "".join(build(node) for node in children.get(None, []))
-    if not roots:
-        return ""
-    return f'<details class="pi-lifecycle"><summary>Lifecycle</summary>{roots}</details>'
+    return (
+        '<details class="pi-lifecycle-box"><summary>Lifecycle</summary>'
+        f'<div class="pi-lifecycle">{roots}</div></details>'
+    )
 
 
-def render_static_html(state: dict[str, Any]) -> str:
-    """The whole run as one sanitised HTML fragment."""
+def _status(status: dict[str, Any]) -> str:
+    state = str(status.get("state", ""))
+    tokens = f"{int(status.get('tokens_in', 0))} in / {int(status.get('tokens_out', 0))} out"
+    spans = [
+        ("model", str(status.get("model", ""))),
+        ("state-label", state),
+        ("turn", f"turn {int(status.get('turn', 0))}"),
+        ("tokens", tokens),
+        ("cost", f"${float(status.get('cost', 0)):.4f}"),
+        ("elapsed", elapsed(status.get("elapsed_ms", 0))),
+        ("note", f" — {status['note']}" if status.get("note") else ""),
+        ("error", f" — {status['error']}" if status.get("error") else ""),
+    ]
+    inner = "".join(f'<span class="pi-{name}">{escape_html(text)}</span>' for name, text in spans)
+    return f'<div class="pi-status">{inner}</div>'
+
+
+def render_static_html(state: dict[str, Any], css: str = "") -> str:
+    """The whole run as one sanitised HTML fragment (``css``: the panel's stylesheet)."""
     status = state.get("status", {})
     tools = state.get("tools", {})
-    line = (
-        f"{escape_html(str(status.get('model', '')))} · {escape_html(str(status.get('state')))}"
-        f" · turn {int(status.get('turn', 0))} · {int(status.get('tokens_in', 0))} in /"
-        f" {int(status.get('tokens_out', 0))} out · ${float(status.get('cost', 0)):.4f}"
-    )
-    messages = "".join(_message(m, tools) for m in state.get("messages", []))
+    messages = "".join(_message(i, m, tools) for i, m in enumerate(state.get("messages", [])))
+    style = f"<style>{css}</style>" if css else ""
+    state_name = escape_html(str(status.get("state", "")))
     return (
-        f'{STYLE}<div class="pi-static"><div class="pi-status"><small>{line}</small></div>'
-        f"{messages}{_lifecycle(state.get('lifecycle', []))}</div>"
+        f'{style}<div class="pi-panel pi-static tex2jax_ignore mathjax_ignore" '
+        f'data-state="{state_name}">{_status(status)}<div class="pi-transcript">{messages}'
+        f"</div>{_lifecycle(state.get('lifecycle', []))}</div>"
     )
 
 
-__all__ = ["render_static_html"]
+__all__ = ["FULL_CHARS", "PREVIEW_CHARS", "elapsed", "render_static_html"]

@@ -3,7 +3,10 @@
 :class:`Transport` is the :class:`~.ops.OpSink` the reducer writes to. Ops wait in a buffer
 (consecutive appends to one path coalesce into one op) and go out as
 ``{"type": "deltas", "seq": n, "ops": [...]}`` at most ``rate`` times a second: a flush happens
-inline when the interval has passed, otherwise a timer on the event loop sends the rest. A
+inline when the interval has passed, otherwise a timer on the event loop sends the rest. Just
+before a frame goes out, ``before_flush`` (the reducer's ``render``) may add the ops of the text
+streamed since the last frame (``touch()`` says there is some), so that work is done once per
+frame, not per token. A
 view joins with ``hello`` (or asks ``resync`` after a gap) and gets
 ``{"type": "snapshot", "seq": n, ...state}``; deltas numbered ``n + 1`` on follow it.
 Nothing is sent before a view said hello (anywidget drops messages a view was not listening
@@ -51,6 +54,9 @@ class Transport:
         self.ready = False
         """True once a view said hello: before that nothing is sent."""
         self.pending: list[Op] = []
+        self.before_flush: Callable[[], None] | None = None
+        """Called (once a view is there) before each frame is cut; may add ops."""
+        self._flushing = False
         self._last_flush = float("-inf")
         self._timer: asyncio.TimerHandle | None = None
         self.measure = measure
@@ -63,6 +69,16 @@ class Transport:
 
     def push(self, path: Path, value: Any) -> None:
         self._add(["p", path, value])
+
+    def splice(self, path: Path, keep: int, text: str) -> None:
+        self._add(["t", path, [keep, text]])
+
+    def move(self, path: Path, units: int) -> None:
+        self._add(["m", path, units])
+
+    def touch(self) -> None:
+        if self.ready:
+            self._tick()
 
     def append(self, path: Path, text: str) -> None:
         if not self.ready:
@@ -86,6 +102,8 @@ class Transport:
     # -- flushing --------------------------------------------------------------------------
 
     def _tick(self) -> None:
+        if self._flushing:  # ops added by before_flush go into the frame being cut
+            return
         if self._clock() - self._last_flush >= self.interval:
             self.flush()
         elif self._timer is None and self.loop is not None and not self.loop.is_closed():
@@ -101,6 +119,12 @@ class Transport:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self.before_flush is not None and self.ready and not self._flushing:
+            self._flushing = True
+            try:
+                self.before_flush()
+            finally:
+                self._flushing = False
         if not self.pending:
             return
         ops, self.pending = self.pending, []

@@ -1,9 +1,13 @@
 """``AgentPanel``: the anywidget that shows a run live and steers it.
 
 The kernel side keeps the run's state (:class:`~.state.PanelState`), streams it to views as
-numbered delta frames (:class:`~.transport.Transport`, at most ~30 a second) after each view's
-``hello``, and syncs the whole state into the ``state`` trait at a low rate and at the end of
-the run (reloads, second views and saved notebooks show the final state). Control messages
+numbered delta frames (:class:`~.transport.Transport`, at most ~30 a second, the Markdown
+rendered to HTML once per frame) after each view's ``hello``, and syncs the whole state into
+the ``state`` trait at a low rate (a notebook saved mid-run). When the run ends,
+:meth:`AgentPanel.static_bundle` is the transcript as sanitised ``text/html`` plus
+``text/plain``, with no widget view: the ``%%agent`` magic puts it in the cell's output and then
+closes the widget, so a saved notebook reads everywhere without a widget manager and finished
+panels hold no comm. A finished panel displayed again shows that bundle. Control messages
 from the front end (abort, steer, follow-up, queue clearing, step, approvals) may arrive on
 another thread (comms can be dispatched on kernel subshells), so the handler only hands them to
 the agent's loop with ``call_soon_threadsafe``. The listener attached to the agent is
@@ -69,8 +73,10 @@ class AgentPanel(anywidget.AnyWidget):
         self._last_sync = time.monotonic()
         self._approvals: dict[str, tuple[dict[str, Any], asyncio.Future[bool]]] = {}
         self._messages: list[Any] = []
+        self._plain: str | None = None
         self.finished = False
         super().__init__(state=self._state_for_sync(), **kwargs)
+        self.transport.before_flush = self._state.render
         self.on_msg(self._on_custom_msg)
 
     def __repr__(self) -> str:
@@ -80,8 +86,14 @@ class AgentPanel(anywidget.AnyWidget):
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        """The run's events as data: dicts with ``type`` and ``t`` (ms since the start)."""
+        """The run's events as data: dicts with ``type`` and ``t`` (ms since the start); the
+        updates of one message share one record with their ``count`` and ``kinds``."""
         return list(self._state.events)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many events of each type the run had."""
+        return dict(self._state.counts)
 
     @property
     def snapshot(self) -> dict[str, Any]:
@@ -131,8 +143,9 @@ class AgentPanel(anywidget.AnyWidget):
             return self._step.hold(kind, signal)
         return None
 
-    def finish(self, note: str | None = None) -> None:
-        """End of the run: last frame, full state into the trait, step gate open."""
+    def finish(self, note: str | None = None, *, sync: bool = True) -> None:
+        """End of the run: last frame, step gate open, approvals denied; with ``sync`` the full
+        state goes into the trait (for a panel that stays live; the magic closes it instead)."""
         if note is not None:
             self._state.set_note(note)
         self._step.run_to_end()
@@ -142,19 +155,34 @@ class AgentPanel(anywidget.AnyWidget):
             if not future.done():
                 future.set_result(False)
         self.finished = True
-        self._sync_state()
+        self._plain = render_transcript(self._messages) or repr(self)
+        self._messages = []
+        if sync:
+            self._sync_state()
 
     def static_bundle(self) -> dict[str, Any]:
-        """The display bundle after the run: the widget view, sanitised HTML and text."""
-        bundle: dict[str, Any] = {
-            "text/html": render_static_html(self._state.materialize()),
-            "text/plain": render_transcript(self._messages) or repr(self),
+        """The run as a display bundle without a widget: sanitised HTML and the plain text."""
+        plain = self._plain if self._plain is not None else render_transcript(self._messages)
+        return {
+            "text/html": render_static_html(self._state.materialize(), _CSS),
+            "text/plain": plain or repr(self),
         }
-        mime = self._repr_mimebundle_()
-        data = mime[0] if isinstance(mime, tuple) else mime
-        if isinstance(data, dict) and WIDGET_MIME in data:
-            bundle[WIDGET_MIME] = data[WIDGET_MIME]
-        return bundle
+
+    def close(self) -> None:
+        """Close the widget's comm (its views go) and drop what only a live run needs."""
+        self.detach()
+        self.transport.close()
+        self._agent = None
+        self._loop = None
+        super().close()
+        # ipywidgets blanks the display hook of a closed widget on the instance; a finished
+        # panel must still display (as its transcript), through the class's method below.
+        self.__dict__.pop("_repr_mimebundle_", None)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        if self.finished:  # the finished run reads as its transcript, live or not
+            return self.static_bundle()
+        return super()._repr_mimebundle_(**kwargs)
 
     def _state_for_sync(self) -> dict[str, Any]:
         state = self.snapshot
