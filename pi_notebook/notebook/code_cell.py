@@ -227,8 +227,11 @@ class CodeRecorder:
             value = self._namespace.get(name)
             text, remark = assignment(name, expression, value, has_value)
             return CodeBlock(call_id, tool_name, text, remark, writes)
-        what = f"wrote {', '.join(sorted(writes))}" if writes else "writes the namespace"
-        return CodeBlock(call_id, tool_name, None, f"{what}; not code, so not repeated here")
+        if writes:
+            note = f"wrote {', '.join(sorted(writes))}; not code, so not repeated here"
+        else:  # a tool that changes things (an MCP server's, say) and says no more
+            note = "its effects are not code and are not repeated here"
+        return CodeBlock(call_id, tool_name, None, note, writes or frozenset())
 
 
 # -- the last run's code, per conversation --------------------------------------------------------

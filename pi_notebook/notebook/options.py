@@ -24,9 +24,9 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 """
 
 EPILOG = """\
-line commands: %agent reset | steer TEXT | followup TEXT | abort | status | history | events |
-               model NAME | last | undo | code [--cell] | resume [NAME] | save PATH |
-               load PATH | help
+line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
+               events | model NAME | last | undo | code [--cell] | resume [NAME] |
+               save PATH | load PATH | help
 code cell: when a run wrote variables, its run_python / set_variable code is offered as a new
 cell below (interactive front ends only; off with --no-code-cell or PI_NOTEBOOK_CODE_CELL=off).
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,

@@ -314,3 +314,25 @@ def test_json_of_the_payload_round_trips() -> None:
     # The payload crosses the wire as JSON: the text is a plain str.
     run = RunCode([CodeBlock("c1", "run_python", "x = 1", None, frozenset({"x"}))])
     assert json.loads(json.dumps({"text": run.text()}))["text"].endswith("x = 1\n")
+
+
+def test_another_tool_that_writes_leaves_a_comment_not_code() -> None:
+    from types import SimpleNamespace
+
+    from pi_notebook.agent import Agent, AgentTool, AgentToolResult
+    from pi_notebook.notebook.code_cell import CodeRecorder
+
+    def event(kind: str, call_id: str, **extra: Any) -> SimpleNamespace:
+        return SimpleNamespace(type=kind, tool_call_id=call_id, tool_name="commit", **extra)
+
+    commit = AgentTool(
+        name="commit", description="", parameters={}, execute=lambda *a: None, writes_namespace=True
+    )
+    recorder = CodeRecorder(Agent(tools=[commit]), {})
+    recorder(event("tool_execution_start", "m1", args={}))
+    recorder(event("tool_execution_end", "m1", result=AgentToolResult(), is_error=False))
+    (block,) = recorder.run.blocks
+    assert block.text() == (
+        "# commit (tool call m1); its effects are not code and are not repeated here"
+    )
+    assert not recorder.run.has_code()  # comments alone are no cell
