@@ -29,10 +29,8 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from ..agent import Agent, AgentTool
-from ..agent._hooks import call_hook
-from ..agent.types import TurnContext
-from ..ai import AbortSignal, AssistantMessage, redact
+from ..agent import Agent, AgentTool, TurnContext
+from ..ai import AbortSignal, AssistantMessage, maybe_await, redact
 from ..ai.replay import check_replay
 from ..tools import (
     BUILTIN_COLLECTIONS,
@@ -199,7 +197,7 @@ def _max_turns_hook(
             return True
         if previous is None:
             return False
-        return bool(await call_hook(previous, context, signal))
+        return bool(await maybe_await(previous(context, signal)))
 
     return should_stop
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from ...agent.events import AGENT_EVENT_TYPES
+from ...agent import AGENT_EVENT_TYPES
 from ...ai import AbortSignal
 from ..render import render_transcript
 from .assets import frontend
