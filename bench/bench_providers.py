@@ -13,7 +13,9 @@ Starts a local HTTP server (a subprocess on 127.0.0.1) that streams a chat compl
 * ours     - ``pi_notebook`` openai-completions stream, iterating every event;
 * ours-plain - the same with the learned text-chunk envelope off (``MAX_SHAPE_ATTEMPTS = 0``):
              every chunk parsed whole, as a client without ``providers/chunk_shape.py`` does;
-* sdk      - the official ``openai`` SDK's streaming, touching every chunk's delta.
+* sdk      - the official ``openai`` SDK's streaming, touching every chunk's delta;
+* ours+gzip - ours again, the same stream sent ``content-encoding: gzip`` (flushed per
+             frame, as a compressing proxy streams it): the cost of decoding a compressed reply.
 
 Prints the best of ``--repeat`` runs for each (wall time, and this process's CPU time, which a
 busy machine disturbs less; the server's CPU is not counted), and the ratios. Targets: ours
@@ -34,6 +36,7 @@ import string
 import subprocess
 import sys
 import time
+import zlib
 from typing import Any
 
 
@@ -85,18 +88,24 @@ async def _serve(chunks: int, obfuscation: bool) -> None:
 
 
 async def serve_body(body: bytes) -> None:
-    """Answer every request on a free port (printed first) with ``body`` as a chunked SSE reply."""
+    """Answer every request on a free port (printed first) with ``body`` as a chunked SSE reply
+    (gzip-encoded, one flushed frame per 16 KiB of the body, when the path has ``/gz/``)."""
     frame = 16384
-    framed = (
-        b"".join(
-            f"{len(body[i : i + frame]):x}\r\n".encode() + body[i : i + frame] + b"\r\n"
-            for i in range(0, len(body), frame)
+    pieces = [body[i : i + frame] for i in range(0, len(body), frame)]
+    compressor = zlib.compressobj(wbits=31)
+    gzipped = [compressor.compress(p) + compressor.flush(zlib.Z_SYNC_FLUSH) for p in pieces]
+    gzipped.append(compressor.flush())
+
+    def chunked(frames: list[bytes]) -> bytes:
+        return b"".join(f"{len(f):x}\r\n".encode() + f + b"\r\n" for f in frames if f) + (
+            b"0\r\n\r\n"
         )
-        + b"0\r\n\r\n"
-    )
+
+    framed, framed_gzip = chunked(pieces), chunked(gzipped)
     head = (
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
     )
+    head_gzip = head[:-2] + b"content-encoding: gzip\r\n\r\n"
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -108,7 +117,10 @@ async def serve_body(body: bytes) -> None:
                         length = int(line.split(b":")[1])
                 if length:
                     await reader.readexactly(length)
-                writer.write(head + framed)
+                if b"/gz/" in raw.split(b"\r\n", 1)[0]:
+                    writer.write(head_gzip + framed_gzip)
+                else:
+                    writer.write(head + framed)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -210,6 +222,10 @@ async def run_ours_plain(client: Any, url: str) -> int:
         openai_completions.MAX_SHAPE_ATTEMPTS = attempts
 
 
+async def run_ours_gzip(client: Any, url: str) -> int:
+    return await run_ours(client, url + "/gz")
+
+
 async def run_sdk(client: Any, url: str) -> int:
     n = 0
     response = await client.chat.completions.create(
@@ -221,7 +237,7 @@ async def run_sdk(client: Any, url: str) -> int:
     return n
 
 
-PEERS = ("raw", "raw+json", "raw+events", "ours", "ours-plain", "sdk")
+PEERS = ("raw", "raw+json", "raw+events", "ours", "ours-plain", "sdk", "ours+gzip")
 
 
 async def bench(url: str, repeat: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -239,6 +255,7 @@ async def bench(url: str, repeat: int) -> tuple[dict[str, float], dict[str, floa
         "ours": (run_ours, None),
         "ours-plain": (run_ours_plain, None),
         "sdk": (run_sdk, sdk),
+        "ours+gzip": (run_ours_gzip, None),
     }
     best = {name: float("inf") for name in runners}
     best_cpu = dict(best)
@@ -316,6 +333,8 @@ def main() -> None:
         "   (what the learned envelope buys; > 1.0x: it pays)"
     )
     print(f"  sdk / ours      = {best['sdk'] / best['ours']:.2f}x   (> 1.0x: ours faster)")
+    gzip_cost = best["ours+gzip"] / best["ours"]
+    print(f"  ours+gzip / ours = {gzip_cost:.2f}x   (decoding a gzip-encoded reply)")
 
 
 if __name__ == "__main__":
