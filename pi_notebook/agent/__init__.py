@@ -21,6 +21,15 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from .limits import (
+    BudgetExceededError,
+    RunLimits,
+    budget_note,
+    conversation_cost,
+    format_usd,
+    reply_cost,
+    turn_note,
+)
 from .loop import (
     AgentEventStream,
     agent_loop,
@@ -29,6 +38,7 @@ from .loop import (
     run_agent_loop_continue,
 )
 from .queue import MessageQueue, QueueMode
+from .sizes import estimate_tokens, message_chars, messages_tokens
 from .tool_batch import truncated_call_text
 from .types import (
     AfterToolCallContext,
@@ -66,11 +76,13 @@ __all__ = [
     "AgentToolResult",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
+    "BudgetExceededError",
     "MessageEndEvent",
     "MessageQueue",
     "MessageStartEvent",
     "MessageUpdateEvent",
     "QueueMode",
+    "RunLimits",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
@@ -83,9 +95,17 @@ __all__ = [
     "TurnUpdate",
     "agent_loop",
     "agent_loop_continue",
+    "budget_note",
+    "conversation_cost",
     "default_convert_to_llm",
+    "estimate_tokens",
     "field_of",
+    "format_usd",
+    "message_chars",
+    "messages_tokens",
+    "reply_cost",
     "run_agent_loop",
     "run_agent_loop_continue",
     "truncated_call_text",
+    "turn_note",
 ]

@@ -6,6 +6,11 @@ subscription order. An exception escaping the loop becomes a failure assistant m
 full closing events, so ``prompt()`` returns and the transcript stays usable. Cancelling the
 task that awaits ``prompt()`` (a kernel interrupt) aborts the run, lets it close its events,
 then re-raises the cancellation.
+
+Limits (``max_turns`` and ``max_cost`` per run, ``budget`` per conversation) run as the loop's
+``should_stop_after_turn`` after the user's hook (see ``limits``); ``limit_note`` says which one
+ended the last run. A run is refused with :class:`BudgetExceededError` when the budget is
+already spent.
 """
 
 from __future__ import annotations
@@ -45,6 +50,13 @@ from .events import (
     ToolExecutionUpdateEvent,
     TurnEndEvent,
     TurnStartEvent,
+)
+from .limits import (
+    BudgetExceededError,
+    RunLimits,
+    budget_note,
+    conversation_cost,
+    would_continue,
 )
 from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
@@ -167,11 +179,17 @@ class Agent:
         follow_up_mode: QueueMode = "one-at-a-time",
         tool_execution: ToolExecutionMode = "parallel",
         stream_options: StreamOptions | None = None,
+        max_turns: int | None = None,
+        max_cost: float | None = None,
+        budget: float | None = None,
         **options: Any,
     ) -> None:
         """``stream_options`` go to every model request (``reasoning`` comes from
         ``thinking_level``, ``signal`` from the run). Its fields may also be given as keywords
-        (``api_key=``, ``max_tokens=``, ``temperature=``...), which override it."""
+        (``api_key=``, ``max_tokens=``, ``temperature=``...), which override it.
+
+        ``max_turns`` and ``max_cost`` (USD) limit each run, ``budget`` (USD) the whole
+        conversation; a limit stops the run before its next model request."""
         self.state = AgentState(
             system_prompt, model or UNKNOWN_MODEL, thinking_level, tools, messages
         )
@@ -185,6 +203,11 @@ class Agent:
         self.should_stop_after_turn = should_stop_after_turn
         self.tool_execution: ToolExecutionMode = tool_execution
         self.stream_options = _with_options(stream_options or StreamOptions(), options)
+        self.max_turns = max_turns
+        self.max_cost = max_cost
+        self.budget = budget
+        self.limit_note: str | None = None
+        """Which limit ended the last run ("budget of $0.50 reached: $0.52 spent"), or None."""
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: tuple[_Subscription, ...] = ()  # replaced, never mutated, on change
@@ -242,6 +265,14 @@ class Agent:
 
     def has_queued_messages(self) -> bool:
         return bool(len(self._steering) or len(self._follow_up))
+
+    # -- spending --------------------------------------------------------------------------
+
+    @property
+    def spent(self) -> float:
+        """The conversation's cost in USD: reported, priced from tokens, or estimated."""
+        state = self.state
+        return conversation_cost(state.messages, state.model, state.system_prompt)
 
     # -- listeners -------------------------------------------------------------------------
 
@@ -361,7 +392,7 @@ class Agent:
             return self._steering.drain()
 
         prepare = self.prepare_next_turn
-        should_stop = self.should_stop_after_turn
+        should_stop = self._should_stop(signal)
         level = self.state.thinking_level
         return AgentLoopConfig(
             model=self.state.model,
@@ -374,15 +405,46 @@ class Agent:
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,
             prepare_next_turn=(lambda ctx: prepare(ctx, signal)) if prepare else None,
-            should_stop_after_turn=(lambda ctx: should_stop(ctx, signal)) if should_stop else None,
+            should_stop_after_turn=should_stop,
             stream_options=self.stream_options.model_copy(
                 update={"reasoning": None if level == "off" else level}
             ),
         )
 
+    def _should_stop(self, signal: AbortSignal) -> Callable[[TurnContext], Any] | None:
+        """The loop's ``should_stop_after_turn``: the user's hook, then this run's limits."""
+        user = self.should_stop_after_turn
+        limits = RunLimits(
+            max_turns=self.max_turns,
+            max_cost=self.max_cost,
+            budget=self.budget,
+            spent=lambda: self.spent,
+            continues=lambda turn: would_continue(turn, self.has_queued_messages),
+        )
+        if not limits.active:
+            return None if user is None else (lambda turn: user(turn, signal))
+
+        async def should_stop(turn: TurnContext) -> bool:
+            if user is not None and await maybe_await(user(turn, signal)):
+                return True
+            if limits.after_turn(turn):
+                self.limit_note = limits.note
+                return True
+            return False
+
+        return should_stop
+
+    def _check_budget(self) -> None:
+        if self.budget is not None:
+            spent = self.spent
+            if spent >= self.budget:
+                raise BudgetExceededError(budget_note(self.budget, spent, scope="conversation"))
+
     async def _run(self, execute: Callable[[AbortSignal], Awaitable[None]]) -> None:
         if self._active is not None:
             raise AgentBusyError(RUN_BUSY)
+        self._check_budget()
+        self.limit_note = None
         loop = asyncio.get_running_loop()
         run = _ActiveRun(AbortController(), loop.create_future())
         self._active = run
@@ -529,4 +591,10 @@ def _takes_two_arguments(fn: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
 
 
-__all__ = ["Agent", "AgentBusyError", "AgentState", "default_convert_to_llm"]
+__all__ = [
+    "Agent",
+    "AgentBusyError",
+    "AgentState",
+    "BudgetExceededError",
+    "default_convert_to_llm",
+]

@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from argparse import ArgumentTypeError
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +28,8 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from ..agent import Agent, AgentTool, TurnContext
-from ..ai import AbortSignal, AssistantMessage, maybe_await, redact
+from ..agent import Agent, AgentTool, BudgetExceededError, format_usd
+from ..ai import AssistantMessage, redact
 from ..ai.replay import check_replay
 from ..tools import (
     BUILTIN_COLLECTIONS,
@@ -44,7 +45,7 @@ from ..tools import (
 from ..tools import undo as undo_tools
 from .expansion import ExpansionError, expand
 from .models import ModelError, model_from_name
-from .options import AgentOptions, OptionsError, format_help, parse_options
+from .options import AgentOptions, OptionsError, format_help, parse_options, positive_usd
 from .render import final_text, render_transcript
 from .run_log import RunLog
 from .run_mode import run_mode
@@ -68,6 +69,7 @@ LINE_COMMANDS = (
     "model",
     "last",
     "undo",
+    "budget",
     "help",
 )
 
@@ -170,21 +172,19 @@ def _prepare_agent(
 # -- running -----------------------------------------------------------------------------------
 
 
-def _max_turns_hook(
-    agent: Agent, limit: int
-) -> Callable[[TurnContext, AbortSignal], Awaitable[bool]]:
-    previous = agent.should_stop_after_turn
-    turns = [0]
+def _check_budget(agent: Agent, command: str) -> None:
+    """A spent conversation budget is a usage error: nothing runs (the prompt stays in the
+    cell), and the message says how to go on."""
+    if agent.budget is not None and agent.spent >= agent.budget:
+        raise UsageError(f"{command}: {_budget_refusal(agent)}")
 
-    async def should_stop(context: TurnContext, signal: AbortSignal) -> bool:
-        turns[0] += 1
-        if turns[0] >= limit:
-            return True
-        if previous is None:
-            return False
-        return bool(await maybe_await(previous(context, signal)))
 
-    return should_stop
+def _budget_refusal(agent: Agent) -> str:
+    budget = format_usd(agent.budget or 0.0)
+    return (
+        f"conversation budget of {budget} reached: {format_usd(agent.spent)} spent; "
+        "raise it with %agent budget USD or clear it with %agent budget off"
+    )
 
 
 def _install_tool_hooks(
@@ -224,31 +224,37 @@ async def execute(
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
     opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
     panel = opened[0] if opened is not None else None
-    previous_hook = agent.should_stop_after_turn
-    if options.max_turns is not None:
-        agent.should_stop_after_turn = _max_turns_hook(agent, options.max_turns)
+    previous_limits = agent.max_turns, agent.max_cost
+    agent.max_turns, agent.max_cost = options.max_turns, options.max_cost  # this run's
     restore_tool_hooks = _install_tool_hooks(agent, options, namespace, panel)
     interrupted = False
+    refused = None
     try:
         await agent.prompt(prompt)
+    except BudgetExceededError:  # spent while this cell waited behind another run
+        refused = _budget_refusal(agent)
     except asyncio.CancelledError:
         interrupted = True
         raise
     finally:
         unsubscribe()
-        agent.should_stop_after_turn = previous_hook
+        agent.max_turns, agent.max_cost = previous_limits
         restore_tool_hooks()
+        limit = None if interrupted else refused or agent.limit_note
         new_messages = agent.state.messages[start:]
         session.last_run = log
         session.last_reply = final_text(new_messages)
         namespace[REPLY_VARIABLE] = session.last_reply
         if opened is None:  # plain mode: the final transcript, printed once
             text = render_transcript(new_messages)
-            if interrupted:
-                text = f"{text}\n{INTERRUPTED}" if text else INTERRUPTED
+            line = INTERRUPTED if interrupted else f"[{limit}]" if limit else None
+            if line is not None:
+                text = f"{text}\n{line}" if text else line
             show(text)
         else:
-            _close_panel(*opened, interrupted)
+            _close_panel(*opened, "interrupted" if interrupted else limit, limited=bool(limit))
+    if refused is not None:
+        raise UsageError(f"%%agent: {refused}")
     check_replay(new_messages)  # a replay that diverged from its recording fails the cell
 
 
@@ -267,17 +273,23 @@ def _open_panel(
     return panel, handle
 
 
-def _close_panel(panel: AgentPanel, handle: Any, interrupted: bool) -> None:
-    """End of run: last frame, then the output becomes the static transcript (no widget view
-    left, so a saved notebook reads everywhere) and the widget is closed (no comm or state kept
-    alive per finished cell)."""
+def _close_panel(
+    panel: AgentPanel, handle: Any, note: str | None, *, limited: bool = False
+) -> None:
+    """End of run: last frame (with ``note``: interrupted, or the limit that stopped the run,
+    which the plain text ends with too when ``limited``), then the output becomes the static
+    transcript (no widget view left, so a saved notebook reads everywhere) and the widget is
+    closed (no comm or state kept alive per finished cell)."""
     from IPython.display import DisplayHandle
 
     if not isinstance(handle, DisplayHandle):  # nowhere to put the transcript: stay live
-        panel.finish(note="interrupted" if interrupted else None)
+        panel.finish(note=note)
         return
-    panel.finish(note="interrupted" if interrupted else None, sync=False)
-    handle.update(panel.static_bundle(), raw=True)  # type: ignore[no-untyped-call]
+    panel.finish(note=note, sync=False)
+    bundle = panel.static_bundle()
+    if limited:  # the line plain mode prints
+        bundle["text/plain"] += f"\n[{note}]"
+    handle.update(bundle, raw=True)  # type: ignore[no-untyped-call]
     panel.close()
 
 
@@ -309,6 +321,8 @@ def prepare_cell(line: str, cell: str) -> PreparedCell | None:
         raise UsageError("%%agent: empty prompt: write it in the cell body, under the %%agent line")
     session = get_session()
     agent = _prepare_agent(session, options, namespace)
+    if not agent.is_running:  # a cell queued behind a run is checked when it starts
+        _check_budget(agent, "%%agent")
     if options.step and plain_mode(options):
         print("(--step needs the panel: plain mode runs without pauses)")
     return PreparedCell(agent, prompt, options, session, namespace)
@@ -378,14 +392,16 @@ def _status(session: NotebookSession, agent: Agent) -> str:
     assistants = [m for m in agent.state.messages if isinstance(m, AssistantMessage)]
     tokens_in = sum(m.usage.input + m.usage.cache_read + m.usage.cache_write for m in assistants)
     tokens_out = sum(m.usage.output for m in assistants)
-    cost = sum(m.usage.cost.total for m in assistants)
+    cost = f"cost: ${agent.spent:.4f}"
+    if agent.budget is not None:
+        cost += f" spent / {format_usd(agent.budget)} budget"
     text = "\n".join(
         [
             f"model: {model.provider}/{model.id} (from {session.source_of(agent)})",
             f"running: {'yes' if agent.is_running else 'no'}",
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
-            f"cost: ${cost:.4f}",
+            cost,
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
             f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",
             *mcp_status_lines(),
@@ -452,6 +468,8 @@ def line_command(line: str) -> Any:
         print(_status(session, agent))
     elif command == "history":
         print(render_transcript(agent.state.messages))
+    elif command == "budget":
+        _budget_command(agent, rest)
     elif command == "model":
         if rest:
             try:
@@ -461,6 +479,19 @@ def line_command(line: str) -> Any:
         model = agent.state.model
         print(f"model: {model.provider}/{model.id} (from {session.source_of(agent)})")
     return None
+
+
+def _budget_command(agent: Agent, rest: str) -> None:
+    """``%agent budget`` shows the budget, ``%agent budget USD`` sets it, ``off`` clears it."""
+    if rest.lower() in ("off", "none"):
+        agent.budget = None
+    elif rest:
+        try:
+            agent.budget = positive_usd(rest)
+        except ArgumentTypeError as exc:
+            raise UsageError(f"%agent budget: {exc}, or 'off'") from None
+    budget = "off" if agent.budget is None else format_usd(agent.budget)
+    print(f"conversation budget: {budget}, spent: {format_usd(agent.spent)}")
 
 
 # -- IPython wiring ------------------------------------------------------------------------------

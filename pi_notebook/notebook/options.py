@@ -25,7 +25,7 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 
 EPILOG = """\
 line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
-               events | model NAME | last | undo | help
+               events | model NAME | last | undo | budget [USD|off] | help
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
 OpenAI, OpenRouter) > a local Ollama on localhost:11434 > the built-in 'demo' model.
 """
@@ -48,6 +48,7 @@ class AgentOptions:
     new: bool = False
     agent: str | None = None
     max_turns: int | None = None
+    max_cost: float | None = None
     plain: bool = False
     background: bool = False
     step: bool = False
@@ -69,6 +70,17 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def positive_usd(text: str) -> float:
+    """A positive dollar amount (``0.50``, ``$2``)."""
+    try:
+        value = float(text.strip().removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an amount in USD, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive amount in USD, got {text!r}")
     return value
 
 
@@ -116,6 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--max-turns", metavar="N", type=_positive, help="stop after N model turns")
     add(
+        "--max-cost",
+        metavar="USD",
+        type=positive_usd,
+        help="stop this run before a model request once it has cost USD dollars "
+        "(from the provider's usage, or an estimate); %%agent budget USD limits the conversation",
+    )
+    add(
         "--plain",
         action="store_true",
         help="text rendering: the final transcript printed once (also PI_NOTEBOOK_UI=plain)",
@@ -162,4 +181,11 @@ def parse_options(line: str) -> AgentOptions:
     return AgentOptions(**values)
 
 
-__all__ = ["THINKING_LEVELS", "AgentOptions", "OptionsError", "format_help", "parse_options"]
+__all__ = [
+    "THINKING_LEVELS",
+    "AgentOptions",
+    "OptionsError",
+    "format_help",
+    "parse_options",
+    "positive_usd",
+]
