@@ -11,6 +11,11 @@ Limits (``max_turns`` and ``max_cost`` per run, ``budget`` per conversation) run
 ``should_stop_after_turn`` after the user's hook (see ``limits``); ``limit_note`` says which one
 ended the last run. A run is refused with :class:`BudgetExceededError` when the budget is
 already spent.
+
+Compaction (``compaction``, a :class:`~.compaction.Compactor`) runs as the loop's
+``transform_context`` after the user's hook, and the stream function is wrapped so that a
+context-overflow refusal compacts once and retries once; ``state.messages`` keeps the whole
+history.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from ..ai import (
     AbortSignal,
     AgentMessage,
     AgentThinkingLevel,
+    AssistantMessage,
+    Context,
     ImageContent,
     Message,
     Model,
@@ -38,6 +45,8 @@ from ..ai import (
     now_ms,
     redact,
 )
+from ..ai import stream as default_stream
+from .compaction import DEFAULT_THRESHOLD, Compaction, Compactor, overflow_retrying
 from .events import (
     AgentEndEvent,
     AgentEvent,
@@ -60,6 +69,7 @@ from .limits import (
 )
 from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
+from .summarise import request_summary
 from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
 
 _isawaitable = inspect.isawaitable
@@ -182,6 +192,8 @@ class Agent:
         max_turns: int | None = None,
         max_cost: float | None = None,
         budget: float | None = None,
+        compaction: bool = True,
+        compaction_threshold: float = DEFAULT_THRESHOLD,
         **options: Any,
     ) -> None:
         """``stream_options`` go to every model request (``reasoning`` comes from
@@ -189,7 +201,9 @@ class Agent:
         (``api_key=``, ``max_tokens=``, ``temperature=``...), which override it.
 
         ``max_turns`` and ``max_cost`` (USD) limit each run, ``budget`` (USD) the whole
-        conversation; a limit stops the run before its next model request."""
+        conversation; a limit stops the run before its next model request. ``compaction``
+        summarises the oldest messages (for the model only) once the context passes
+        ``compaction_threshold`` of the model's context window."""
         self.state = AgentState(
             system_prompt, model or UNKNOWN_MODEL, thinking_level, tools, messages
         )
@@ -208,6 +222,13 @@ class Agent:
         self.budget = budget
         self.limit_note: str | None = None
         """Which limit ended the last run ("budget of $0.50 reached: $0.52 spent"), or None."""
+        self.compaction = Compactor(
+            model=lambda: self.state.model,
+            summarise=self._summarise,
+            overhead_chars=self._overhead_chars,
+            enabled=compaction,
+            threshold=compaction_threshold,
+        )
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: tuple[_Subscription, ...] = ()  # replaced, never mutated, on change
@@ -313,6 +334,14 @@ class Agent:
         self.state.pending_tool_calls = frozenset()
         self.state.error_message = None
         self.clear_all_queues()
+        self.compaction.reset()
+
+    async def compact(self) -> Compaction | None:
+        """Compact now, whatever the context's size (``%agent compact``); None when there is
+        nothing to summarise or the summary request failed (``compaction.last_failure``)."""
+        if self._active is not None:
+            raise AgentBusyError(RUN_BUSY)
+        return await self.compaction.compact(self.state.messages)
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -355,7 +384,7 @@ class Agent:
                 self._loop_config(signal, skip_initial_steering=False),
                 self._process_events,
                 signal,
-                self.stream_fn,
+                self._stream_fn(),
             )
 
         await self._run(execute)
@@ -370,10 +399,50 @@ class Agent:
                 self._loop_config(signal, skip_initial_steering=skip_initial_steering),
                 self._process_events,
                 signal,
-                self.stream_fn,
+                self._stream_fn(),
             )
 
         await self._run(execute)
+
+    # -- compaction ------------------------------------------------------------------------
+
+    async def _summarise(self, context: Context, signal: AbortSignal | None) -> AssistantMessage:
+        """The compaction's summary request: the conversation's model, key and options."""
+        model = self.state.model
+        api_key = None
+        if self.get_api_key is not None:
+            api_key = await maybe_await(self.get_api_key(model.provider))
+        options = self.stream_options.model_copy(
+            update={
+                "signal": signal,
+                "api_key": api_key or self.stream_options.api_key,
+                "reasoning": None,
+            }
+        )
+        return await request_summary(self.stream_fn or default_stream, model, context, options)
+
+    def _overhead_chars(self) -> int:
+        tools = sum(len(t.name) + len(t.description) for t in self.state.tools)
+        return len(self.state.system_prompt) + tools
+
+    def _transform_context(self) -> Callable[[list[AgentMessage], AbortSignal | None], Any]:
+        user = self.transform_context
+        compactor = self.compaction
+        if user is None:
+            return compactor.transform
+
+        async def transform(
+            messages: list[AgentMessage], signal: AbortSignal | None
+        ) -> list[AgentMessage]:
+            transformed = await maybe_await(user(messages, signal))
+            return await compactor.transform(list(transformed), signal)
+
+        return transform
+
+    def _stream_fn(self) -> StreamFunction:
+        return overflow_retrying(
+            self.stream_fn or default_stream, self.compaction, self.convert_to_llm
+        )
 
     def _context_snapshot(self) -> AgentContext:
         return AgentContext(
@@ -397,7 +466,7 @@ class Agent:
         return AgentLoopConfig(
             model=self.state.model,
             convert_to_llm=self.convert_to_llm,
-            transform_context=self.transform_context,
+            transform_context=self._transform_context(),
             get_api_key=self.get_api_key,
             get_steering_messages=get_steering_messages,
             get_follow_up_messages=self._follow_up.drain,

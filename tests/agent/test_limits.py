@@ -37,9 +37,7 @@ PRICES = {"input": 0, "output": 100_000}
 
 @pytest.fixture
 def priced() -> Iterator[FauxProvider]:
-    provider = register_faux_provider(
-        token_size=(1, 1), models=[{"id": "priced", "cost": PRICES}]
-    )
+    provider = register_faux_provider(token_size=(1, 1), models=[{"id": "priced", "cost": PRICES}])
     yield provider
     provider.unregister()
 
@@ -151,9 +149,7 @@ async def test_the_users_stop_hook_runs_first_and_takes_no_note(priced: FauxProv
 # -- where a cost comes from --------------------------------------------------------------
 
 
-MODEL = Model(
-    id="m", api="x", provider="p", base_url="", cost=ModelCost(input=1.0, output=2.0)
-)
+MODEL = Model(id="m", api="x", provider="p", base_url="", cost=ModelCost(input=1.0, output=2.0))
 
 
 def reply(usage: Usage, text: str = "abcdefgh") -> AssistantMessage:

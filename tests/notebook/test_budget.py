@@ -48,9 +48,7 @@ def test_max_cost_ends_the_run_with_a_note(kernel: Kernel) -> None:
 def test_conversation_budget_set_shown_and_enforced(kernel: Kernel) -> None:
     priced(kernel, "b2", "calls(3) + [faux_assistant_message('done')]")
     assert kernel.ok("%agent budget").stdout == "conversation budget: off, spent: $0.00\n"
-    assert kernel.ok("%agent budget 0.15").stdout == (
-        "conversation budget: $0.15, spent: $0.00\n"
-    )
+    assert kernel.ok("%agent budget 0.15").stdout == ("conversation budget: $0.15, spent: $0.00\n")
     first = kernel.ok("%%agent --tools T\nGo")
     assert first.stdout.endswith("\n[conversation budget of $0.15 reached: $0.20 spent]\n")
     assert "cost: $0.2000 spent / $0.15 budget" in kernel.ok("%agent status").stdout
