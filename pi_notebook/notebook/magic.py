@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from argparse import ArgumentTypeError
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from ..agent import Agent, AgentTool, BudgetExceededError, format_usd
+from ..agent import Agent, AgentBusyError, AgentTool, BudgetExceededError, Compaction, format_usd
 from ..ai import AssistantMessage, redact
 from ..ai.replay import check_replay
 from ..tools import (
@@ -70,6 +71,7 @@ LINE_COMMANDS = (
     "last",
     "undo",
     "budget",
+    "compact",
     "help",
 )
 
@@ -224,8 +226,16 @@ async def execute(
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
     opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
     panel = opened[0] if opened is not None else None
-    previous_limits = agent.max_turns, agent.max_cost
+    previous_limits = agent.max_turns, agent.max_cost, agent.compaction.enabled
     agent.max_turns, agent.max_cost = options.max_turns, options.max_cost  # this run's
+    if options.no_compact:
+        agent.compaction.enabled = False
+    markers: dict[int, list[str]] = {}
+
+    def on_compaction(compaction: Compaction) -> None:
+        markers.setdefault(len(agent.state.messages) - start, []).append(compaction.note)
+
+    unsubscribe_compaction = agent.compaction.subscribe(on_compaction)
     restore_tool_hooks = _install_tool_hooks(agent, options, namespace, panel)
     interrupted = False
     refused = None
@@ -238,7 +248,8 @@ async def execute(
         raise
     finally:
         unsubscribe()
-        agent.max_turns, agent.max_cost = previous_limits
+        unsubscribe_compaction()
+        agent.max_turns, agent.max_cost, agent.compaction.enabled = previous_limits
         restore_tool_hooks()
         limit = None if interrupted else refused or agent.limit_note
         new_messages = agent.state.messages[start:]
@@ -246,7 +257,7 @@ async def execute(
         session.last_reply = final_text(new_messages)
         namespace[REPLY_VARIABLE] = session.last_reply
         if opened is None:  # plain mode: the final transcript, printed once
-            text = render_transcript(new_messages)
+            text = render_transcript(new_messages, markers)
             line = INTERRUPTED if interrupted else f"[{limit}]" if limit else None
             if line is not None:
                 text = f"{text}\n{line}" if text else line
@@ -393,6 +404,17 @@ def _status(session: NotebookSession, agent: Agent) -> str:
     tokens_in = sum(m.usage.input + m.usage.cache_read + m.usage.cache_write for m in assistants)
     tokens_out = sum(m.usage.output for m in assistants)
     cost = f"cost: ${agent.spent:.4f}"
+    compactor = agent.compaction
+    context = []  # only once there is something to say (a summary, or compaction off)
+    if compactor.compacted or not compactor.enabled:
+        line = f"context: about {compactor.estimate(agent.state.messages)} tokens"
+        if model.context_window:
+            line += f" of {model.context_window}"
+        if compactor.compacted:
+            line += f", the first {compactor.compacted} messages as a summary"
+        if not compactor.enabled:
+            line += " (compaction off)"
+        context.append(line)
     if agent.budget is not None:
         cost += f" spent / {format_usd(agent.budget)} budget"
     text = "\n".join(
@@ -402,6 +424,7 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
             cost,
+            *context,
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
             f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",
             *mcp_status_lines(),
@@ -470,6 +493,8 @@ def line_command(line: str) -> Any:
         print(render_transcript(agent.state.messages))
     elif command == "budget":
         _budget_command(agent, rest)
+    elif command == "compact":
+        _compact_command(agent, rest)
     elif command == "model":
         if rest:
             try:
@@ -492,6 +517,41 @@ def _budget_command(agent: Agent, rest: str) -> None:
             raise UsageError(f"%agent budget: {exc}, or 'off'") from None
     budget = "off" if agent.budget is None else format_usd(agent.budget)
     print(f"conversation budget: {budget}, spent: {format_usd(agent.spent)}")
+
+
+def _compact_command(agent: Agent, rest: str) -> None:
+    """``%agent compact`` outside the input transformer (autoawait off): block where no loop
+    runs, else say how to run it."""
+    if rest:
+        raise UsageError(f"%agent compact: takes no argument, got {rest!r}")
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(compact_now(agent))
+        return
+    raise UsageError("%agent compact: needs autoawait (%autoawait on), to wait for the model")
+
+
+async def compact_now(agent: Agent | None = None) -> None:
+    """``%agent compact``: summarise the older messages of the conversation now (what the
+    input transformer awaits)."""
+    if agent is None:
+        try:
+            agent = get_session().target(_shell().user_ns)
+        except ModelError as exc:
+            raise UsageError(f"%agent: {exc}") from None
+    try:
+        done = await agent.compact()
+    except AgentBusyError:
+        raise UsageError("%agent compact: a run is active; %agent abort first") from None
+    if done is not None:
+        print(f"{done.note}: about {done.tokens_before} -> {done.tokens_after} tokens")
+    elif agent.compaction.last_failure is not None:
+        failure = agent.compaction.last_failure
+        print(redact(f"compaction failed: {failure.error_message or failure.stop_reason}"))
+        agent.compaction.last_failure = None
+    else:
+        print("nothing to compact: the conversation is only its last turn")
 
 
 # -- IPython wiring ------------------------------------------------------------------------------
@@ -524,7 +584,7 @@ def transform_agent_cell(lines: list[str]) -> list[str]:
         return lines
     first = lines[0]
     if not first.startswith("%%agent") or (len(first) > 7 and not first[7].isspace()):
-        return lines
+        return _transform_compact_lines(lines)
     from IPython import get_ipython
 
     ip = get_ipython()
@@ -534,6 +594,23 @@ def transform_agent_cell(lines: list[str]) -> list[str]:
     body = "".join(lines[1:])
     call = f"__import__('pi_notebook.notebook.magic', fromlist=['_']).run_cell({line!r}, {body!r})"
     return [f"await {call}\n"]
+
+
+_COMPACT_LINE = re.compile(r"%agent[ \t]+compact[ \t]*(?:#.*)?\n?")
+
+
+def _transform_compact_lines(lines: list[str]) -> list[str]:
+    """``%agent compact`` on a line of its own -> an ``await`` of :func:`compact_now`, so the
+    cell waits for the summary request on the kernel's loop (autoawait)."""
+    if not any(_COMPACT_LINE.fullmatch(line) for line in lines):
+        return lines
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None or not getattr(ip, "autoawait", False):
+        return lines
+    call = "await __import__('pi_notebook.notebook.magic', fromlist=['_']).compact_now()\n"
+    return [call if _COMPACT_LINE.fullmatch(line) else line for line in lines]
 
 
 def load_ipython_extension(ip: InteractiveShell) -> None:
@@ -559,6 +636,7 @@ def unload_ipython_extension(ip: InteractiveShell) -> None:
 
 __all__ = [
     "AgentMagics",
+    "compact_now",
     "expand",
     "line_command",
     "load_ipython_extension",

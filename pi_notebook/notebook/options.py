@@ -25,7 +25,7 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 
 EPILOG = """\
 line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
-               events | model NAME | last | undo | budget [USD|off] | help
+               events | model NAME | last | undo | budget [USD|off] | compact | help
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
 OpenAI, OpenRouter) > a local Ollama on localhost:11434 > the built-in 'demo' model.
 """
@@ -49,6 +49,7 @@ class AgentOptions:
     agent: str | None = None
     max_turns: int | None = None
     max_cost: float | None = None
+    no_compact: bool = False
     plain: bool = False
     background: bool = False
     step: bool = False
@@ -133,6 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive_usd,
         help="stop this run before a model request once it has cost USD dollars "
         "(from the provider's usage, or an estimate); %%agent budget USD limits the conversation",
+    )
+    add(
+        "--no-compact",
+        action="store_true",
+        help="send this run's model requests uncompacted: no summary of the oldest messages "
+        "when the context nears the model's window (agent.compaction.enabled = False turns "
+        "it off for good; %%agent compact compacts by hand)",
     )
     add(
         "--plain",
