@@ -65,10 +65,12 @@ from .limits import (
     RunLimits,
     budget_note,
     conversation_cost,
+    reply_cost,
     would_continue,
 )
 from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
+from .sizes import message_chars
 from .summarise import request_summary
 from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
 
@@ -221,6 +223,7 @@ class Agent:
         self.max_cost = max_cost
         self.budget = budget
         self.limit_note: str | None = None
+        self._summary_cost = 0.0
         """Which limit ended the last run ("budget of $0.50 reached: $0.52 spent"), or None."""
         self.compaction = Compactor(
             model=lambda: self.state.model,
@@ -291,9 +294,11 @@ class Agent:
 
     @property
     def spent(self) -> float:
-        """The conversation's cost in USD: reported, priced from tokens, or estimated."""
+        """The conversation's cost in USD (its replies and its compaction summaries):
+        reported, priced from tokens, or estimated."""
         state = self.state
-        return conversation_cost(state.messages, state.model, state.system_prompt)
+        transcript = conversation_cost(state.messages, state.model, state.system_prompt)
+        return transcript + self._summary_cost
 
     # -- listeners -------------------------------------------------------------------------
 
@@ -335,6 +340,7 @@ class Agent:
         self.state.error_message = None
         self.clear_all_queues()
         self.compaction.reset()
+        self._summary_cost = 0.0
 
     async def compact(self) -> Compaction | None:
         """Compact now, whatever the context's size (``%agent compact``); None when there is
@@ -419,7 +425,10 @@ class Agent:
                 "reasoning": None,
             }
         )
-        return await request_summary(self.stream_fn or default_stream, model, context, options)
+        reply = await request_summary(self.stream_fn or default_stream, model, context, options)
+        chars = len(context.system_prompt or "") + sum(message_chars(m) for m in context.messages)
+        self._summary_cost += reply_cost(reply, model, chars)  # it counts towards budgets
+        return reply
 
     def _overhead_chars(self) -> int:
         tools = sum(len(t.name) + len(t.description) for t in self.state.tools)
@@ -440,9 +449,10 @@ class Agent:
         return transform
 
     def _stream_fn(self) -> StreamFunction:
-        return overflow_retrying(
-            self.stream_fn or default_stream, self.compaction, self.convert_to_llm
-        )
+        stream_fn = self.stream_fn or default_stream
+        if not self.compaction.enabled:  # no retry to offer: no wrapper on the token path
+            return stream_fn
+        return overflow_retrying(stream_fn, self.compaction, self.convert_to_llm)
 
     def _context_snapshot(self) -> AgentContext:
         return AgentContext(

@@ -189,3 +189,27 @@ async def test_spent_uses_what_the_provider_reported() -> None:
     assert agent.spent == pytest.approx(0.3)
     with pytest.raises(BudgetExceededError, match=r"\$0.30 spent"):
         await agent.prompt("again")
+
+
+async def test_compaction_summaries_count_towards_the_budget() -> None:
+    provider = register_faux_provider(
+        token_size=(1, 1), models=[{"id": "p", "cost": PRICES, "context_window": 400}]
+    )
+    try:
+        provider.set_responses(
+            [
+                faux_assistant_message("r1"),
+                faux_assistant_message("SUMM"),
+                faux_assistant_message("r2"),
+            ]
+        )
+        agent = Agent(model=provider.get_model())
+        await agent.prompt("A" * 800)
+        await agent.prompt("B" * 800)
+        assert agent.compaction.compacted == 2
+        # r1, the summary and r2: one output token each, $0.10 a token.
+        assert agent.spent == pytest.approx(0.30)
+        agent.reset()
+        assert agent.spent == 0
+    finally:
+        provider.unregister()
