@@ -359,6 +359,7 @@ class Agent:
         """Run the agent on new input; returns when the run and its listeners are done."""
         if self._active is not None:
             raise AgentBusyError(PROMPT_BUSY)
+        self._check_budget()
         if isinstance(input, str):
             content: list[Any] = [TextContent(text=input), *(images or [])]
             prompts: list[AgentMessage] = [UserMessage(content=content, timestamp=now_ms())]
@@ -372,6 +373,7 @@ class Agent:
         """Continue from the transcript as it is (e.g. after an error or with queued messages)."""
         if self._active is not None:
             raise AgentBusyError(CONTINUE_BUSY)
+        self._check_budget()  # before the queues are drained: a refusal keeps them
         messages = self.state.messages
         if not messages:
             raise ValueError(NOTHING_TO_CONTINUE)
@@ -522,7 +524,6 @@ class Agent:
     async def _run(self, execute: Callable[[AbortSignal], Awaitable[None]]) -> None:
         if self._active is not None:
             raise AgentBusyError(RUN_BUSY)
-        self._check_budget()
         self.limit_note = None
         loop = asyncio.get_running_loop()
         run = _ActiveRun(AbortController(), loop.create_future())

@@ -114,8 +114,11 @@ async def test_conversation_budget_stops_then_refuses_until_raised(priced: FauxP
     before = list(agent.state.messages)
     with pytest.raises(BudgetExceededError, match=r"budget of \$0.15 reached: \$0.20 spent"):
         await agent.prompt("more")
+    agent.follow_up("queued")
     with pytest.raises(BudgetExceededError):
-        await agent.continue_()
+        await agent.continue_()  # it would run the queued follow-up: refused, still queued
+    assert [m.content[0].text for m in agent.follow_up_queue] == ["queued"]
+    agent.clear_follow_up_queue()
     assert agent.state.messages == before and not agent.is_running
     agent.budget = 1.00
     await agent.continue_()

@@ -12,7 +12,8 @@ from pi_notebook.agent import SUMMARY_MARK, Agent
 from pi_notebook.agent.summarise import SUMMARY_SYSTEM
 from pi_notebook.ai import is_context_overflow
 
-from .helpers import KEY, anthropic_model, collect, openai_model
+from .helpers import KEY, anthropic_model, collect, gemini_model, openai_model
+from .responses_sse import responses_model
 from .server import ScriptServer, error, sse, stream_bytes
 from .test_anthropic_messages import ctx
 
@@ -78,6 +79,26 @@ async def test_anthropic_overflow_is_detected(server: ScriptServer) -> None:
     _, result = await collect(anthropic_model(server.url), ctx(), _opts())
     assert result.stop_reason == "error" and is_context_overflow(result)
     assert result.error_message is not None and "prompt is too long" in result.error_message
+
+
+async def test_openai_responses_overflow_is_detected(server: ScriptServer) -> None:
+    server.queue(error(400, OPENAI_WINDOW_OVERFLOW))
+    _, result = await collect(responses_model(server.url), ctx(), _opts())
+    assert result.stop_reason == "error" and is_context_overflow(result)
+
+
+async def test_gemini_overflow_is_detected(server: ScriptServer) -> None:
+    body = {
+        "error": {
+            "code": 400,
+            "message": "The input token count (1196265) exceeds the maximum number of tokens "
+            "allowed (1048576).",
+            "status": "INVALID_ARGUMENT",
+        }
+    }
+    server.queue(error(400, body))
+    _, result = await collect(gemini_model(server.url), ctx(), _opts())
+    assert result.stop_reason == "error" and is_context_overflow(result)
 
 
 async def test_a_rate_limit_is_not_an_overflow(server: ScriptServer) -> None:
