@@ -122,3 +122,11 @@ def test_bench_mcp_times_every_peer() -> None:
     out = run_bench("bench_mcp.py", "--calls", "5", "--repeat", "1")
     for row in ("sdk ", "ours ", "ours+tool ", "ours / sdk", "ours+tool / sdk"):
         assert row in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_sessions_prints_ours_next_to_both_peers() -> None:
+    out = run_bench("bench_sessions.py", "--runs", "5", "--chars", "50", "--window", "2")
+    assert "conversation of 5 runs (20 messages" in out
+    for row in ("  ours ", "  full dump ", "  append ", "full dump / ours", "ours / append"):
+        assert row in out
