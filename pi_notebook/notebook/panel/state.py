@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any, assert_never
+from typing import Any, Literal, assert_never
 
 from ...agent import (
     AgentEndEvent,
@@ -57,6 +57,19 @@ from ...ai import (
     redact,
 )
 from .blocks import BlockStream
+from .contract import (
+    AssistantBlock,
+    AssistantEntry,
+    CompactionEntry,
+    Image,
+    LifecycleKind,
+    LifecycleNode,
+    MessageEntry,
+    PanelData,
+    TextBlock,
+    ToolCallBlock,
+    ToolCard,
+)
 from .markdown import render_markdown
 from .ops import OpSink, Path, utf16_len
 
@@ -78,12 +91,12 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _content_parts(content: Any) -> tuple[str, list[dict[str, str]]]:
+def _content_parts(content: Any) -> tuple[str, list[Image]]:
     """(text, images) of a message or tool-result content (str or list of blocks)."""
     if isinstance(content, str):
         return content, []
     texts: list[str] = []
-    images: list[dict[str, str]] = []
+    images: list[Image] = []
     for block in content or []:
         kind = getattr(block, "type", None)
         if kind == "text":
@@ -115,7 +128,7 @@ def _namespace_diff(details: Any) -> dict[str, list[str]] | None:
     return {k: [str(n) for n in diff.get(k, [])] for k in ("created", "changed", "deleted")}
 
 
-def initial_state(model: str = "", step: bool = False) -> dict[str, Any]:
+def initial_state(model: str = "", step: bool = False) -> PanelData:
     return {
         "v": 1,
         "status": {
@@ -144,7 +157,7 @@ class _OpenArgs:
 
     __slots__ = ("card", "parts", "path")
 
-    def __init__(self, card: dict[str, Any], path: Path) -> None:
+    def __init__(self, card: ToolCard, path: Path) -> None:
         self.card = card
         self.parts: list[str] = []
         self.path = path
@@ -161,7 +174,7 @@ class _OpenText:
 
     __slots__ = ("block", "dirty", "ended", "parts", "path", "stream")
 
-    def __init__(self, block: dict[str, Any], path: Path) -> None:
+    def __init__(self, block: TextBlock, path: Path) -> None:
         self.block = block
         self.parts: list[str] = []
         self.path = path
@@ -224,7 +237,7 @@ class _OpenText:
         if self.block["raw"] is not None:
             self._set(sink, "raw", None)
 
-    def _set(self, sink: OpSink, key: str, value: Any) -> None:
+    def _set(self, sink: OpSink, key: Literal["html", "raw"], value: Any) -> None:
         self.block[key] = value
         sink.set([*self.path, key], _copy(value))
 
@@ -252,9 +265,10 @@ def _common_prefix(a: str, b: str) -> int:
     return lo
 
 
-def text_block(kind: str) -> dict[str, Any]:
+def text_block(kind: str) -> TextBlock:
     """A text or thinking block of the view state, before any text arrived."""
-    return {"type": kind, "html": [], "tail": "", "raw": None}
+    block_type: Literal["text", "thinking"] = "thinking" if kind == "thinking" else "text"
+    return {"type": block_type, "html": [], "tail": "", "raw": None}
 
 
 class PanelState:
@@ -273,7 +287,7 @@ class PanelState:
         clock: Callable[[], float] | None = None,
     ) -> None:
         self.sink = sink
-        self.data: dict[str, Any] = initial_state(model, step)
+        self.data: PanelData = initial_state(model, step)
         self.events: list[dict[str, Any]] = []
         """One record per event, except that a message's updates share one counting record."""
         self.counts: dict[str, int] = {}
@@ -315,9 +329,9 @@ class PanelState:
         if self.data["status"].get(key) != value:
             self._set(["status", key], value)
 
-    def _node(self, kind: str, label: str, parent: int | None, detail: str = "") -> int:
+    def _node(self, kind: LifecycleKind, label: str, parent: int | None, detail: str = "") -> int:
         nodes = self.data["lifecycle"]
-        node: dict[str, Any] = {
+        node: LifecycleNode = {
             "id": len(nodes),
             "parent": parent,
             "kind": kind,
@@ -344,7 +358,7 @@ class PanelState:
         for open_text in dirty:
             open_text.render(self.sink)
 
-    def materialize(self) -> dict[str, Any]:
+    def materialize(self) -> PanelData:
         """Render what is pending, fold buffered parts into ``data`` and return it."""
         self.render()
         for args in self._open_args.values():
@@ -414,8 +428,9 @@ class PanelState:
         self._message_node = self._node("message", "Message", parent, role)
         self._updates = None
         index = len(self.data["messages"])
+        entry: MessageEntry
         if role == "assistant":
-            entry: dict[str, Any] = {
+            entry = {
                 "role": "assistant",
                 "blocks": [],
                 "stop_reason": None,
@@ -500,10 +515,11 @@ class PanelState:
         assert index is not None
         return index
 
-    def _message_entry(self) -> dict[str, Any] | None:
+    def _message_entry(self) -> AssistantEntry | None:
         if self._message_index is None:
             return None
-        entry: dict[str, Any] = self.data["messages"][self._message_index]
+        entry = self.data["messages"][self._message_index]
+        assert entry["role"] == "assistant"  # _message_index only ever points at one
         return entry
 
     def _open_text(self, content_index: int, kind: str) -> _OpenText | None:
@@ -529,7 +545,7 @@ class PanelState:
         if entry is None or not tool_id:
             return None
         self._tool_of_index[content_index] = tool_id
-        block = {"type": "toolCall", "id": tool_id, "name": call.name}
+        block: ToolCallBlock = {"type": "toolCall", "id": tool_id, "name": call.name}
         entry["blocks"].append(block)
         self._sources.append(None)
         self.sink.push(["messages", self._mi(), "blocks"], dict(block))
@@ -587,7 +603,7 @@ class PanelState:
         self._tool_of_index = {}
         self._dirty = [t for t in self._dirty if t.stream is not None and t.dirty]
 
-    def _reconcile(self, entry: dict[str, Any], message: Any) -> None:
+    def _reconcile(self, entry: AssistantEntry, message: Any) -> None:
         """Make the blocks match the final message: every text block ended with the message's
         text (else it is rendered from it), tool calls in place (providers that skip updates)."""
         final: list[tuple[str, str]] = []
@@ -600,7 +616,7 @@ class PanelState:
                 final.append(("toolCall", block.id))
                 self._new_card(block.id, block.name, _args_text(block.arguments))
         current: list[tuple[str, str]] = []
-        kept: list[tuple[dict[str, Any], _OpenText | None]] = []
+        kept: list[tuple[AssistantBlock, _OpenText | None]] = []
         for block, source in zip(entry["blocks"], self._sources, strict=True):
             if block["type"] == "toolCall":
                 current.append(("toolCall", block["id"]))
@@ -614,7 +630,7 @@ class PanelState:
         if current == final:
             return
         names = {b.id: b.name for b in message.content if b.type == "toolCall"}
-        rebuilt: list[dict[str, Any]] = []
+        rebuilt: list[AssistantBlock] = []
         for kind, value in final:
             if kind == "toolCall":
                 rebuilt.append({"type": "toolCall", "id": value, "name": names[value]})
@@ -714,7 +730,11 @@ class PanelState:
     def add_compaction(self, count: int) -> None:
         """A one-line marker in the transcript: the model now sees a summary in place of the
         conversation's first ``count`` messages."""
-        entry = {"role": "compaction", "count": count, "text": compaction_note(count)}
+        entry: CompactionEntry = {
+            "role": "compaction",
+            "count": count,
+            "text": compaction_note(count),
+        }
         self.data["messages"].append(entry)
         self.sink.push(["messages"], dict(entry))
 
@@ -727,13 +747,13 @@ def compaction_note(count: int) -> str:
     return f"compacted {count} message{'s' if count != 1 else ''}"
 
 
-def _final_block(kind: str, text: str) -> dict[str, Any]:
+def _final_block(kind: str, text: str) -> TextBlock:
     block = text_block(kind)
     block["html"] = BlockStream.finish(text)
     return block
 
 
-def _plain_entry(message: Any) -> dict[str, Any]:
+def _plain_entry(message: Any) -> MessageEntry:
     role = getattr(message, "role", "custom")
     text, images = _content_parts(getattr(message, "content", ""))
     if role == "toolResult":

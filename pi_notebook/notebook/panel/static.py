@@ -14,6 +14,7 @@ dollar amount is never typeset as math. It must stay pure.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from .markdown import escape_html
@@ -192,7 +193,7 @@ def _status(status: dict[str, Any]) -> str:
     return f'<div class="pi-status">{inner}</div>'
 
 
-def render_static_html(state: dict[str, Any], css: str = "") -> str:
+def render_static_html(state: Mapping[str, Any], css: str = "") -> str:
     """The whole run as one sanitised HTML fragment (``css``: the panel's stylesheet)."""
     status = state.get("status", {})
     tools = state.get("tools", {})
