@@ -22,6 +22,7 @@ from .events import (
 )
 from .faux import (
     FauxProvider,
+    FauxRequest,
     FauxState,
     faux_assistant_message,
     faux_text,
@@ -91,6 +92,7 @@ __all__ = [
     "ErrorEvent",
     "EventStream",
     "FauxProvider",
+    "FauxRequest",
     "FauxState",
     "ImageContent",
     "Message",
