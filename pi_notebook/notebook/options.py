@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
+STEP_GRANULARITIES = ("lifecycle", "all", "tools")
 APPROVE_MODES = ("writes", "all")
 
 DESCRIPTION = """\
@@ -25,7 +26,8 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 
 EPILOG = """\
 line commands: %agent reset | steer TEXT | followup TEXT | abort | status | history | events |
-               model NAME | last | undo | help
+               model NAME | last | undo | context [TURN] [--json] |
+               replay PATH [--step [lifecycle|all|tools]] [--plain] | help
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
 OpenAI, OpenRouter) > a local Ollama on localhost:11434 > the built-in 'demo' model.
 """
@@ -50,13 +52,14 @@ class AgentOptions:
     max_turns: int | None = None
     plain: bool = False
     background: bool = False
-    step: bool = False
+    step: str | None = None
+    """The step granularity (``lifecycle``, ``all`` or ``tools``), or None: no step mode."""
     approve: str | None = None
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise OptionsError(f"{self.format_usage()}%%agent: error: {message}")
+        raise OptionsError(f"{self.format_usage()}{self.prog}: error: {message}")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise OptionsError(message or "", is_help=status == 0)
@@ -127,13 +130,22 @@ def build_parser() -> argparse.ArgumentParser:
         "placeholder output when done. %%agent steer/abort/status work from other cells. "
         "Trade-off: Run All, nbval and papermill do not wait for it",
     )
-    add(
-        "--step",
-        action="store_true",
-        help="teaching mode: the panel holds each agent event until you click 'Next event' "
-        "(or 'Run to end'); plain mode runs without pauses",
-    )
+    add_step_option(parser)
     return parser
+
+
+def add_step_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--step",
+        nargs="?",
+        const="lifecycle",
+        choices=STEP_GRANULARITIES,
+        metavar="{lifecycle,all,tools}",
+        help="teaching mode: the panel holds the run until you click 'Next' (or 'Run to end'): "
+        "at the eight lifecycle events (the default), at 'all' events and model requests "
+        "(every streamed chunk too), or only before each tool runs and each model request "
+        "('tools'); plain mode runs without pauses",
+    )
 
 
 def format_help() -> str:
@@ -162,4 +174,28 @@ def parse_options(line: str) -> AgentOptions:
     return AgentOptions(**values)
 
 
-__all__ = ["THINKING_LEVELS", "AgentOptions", "OptionsError", "format_help", "parse_options"]
+def parse_replay_options(line: str) -> AgentOptions:
+    """``%agent replay PATH [--step [G]] [--plain]``: the options of a replayed run, with the
+    recording's path in ``model`` (it is the run's model); raises :class:`OptionsError`."""
+    try:
+        argv = shlex.split(line)
+    except ValueError as exc:
+        raise OptionsError(f"%agent replay: error: cannot parse options: {exc}") from None
+    parser = _Parser(prog="%agent replay", add_help=False, allow_abbrev=False)
+    parser.add_argument("path", metavar="PATH", help="a recording (pi_notebook.ai.replay)")
+    parser.add_argument("--plain", action="store_true", help="the transcript printed once")
+    add_step_option(parser)
+    namespace = parser.parse_args(argv)
+    return AgentOptions(model=namespace.path, plain=namespace.plain, step=namespace.step)
+
+
+__all__ = [
+    "STEP_GRANULARITIES",
+    "THINKING_LEVELS",
+    "AgentOptions",
+    "OptionsError",
+    "add_step_option",
+    "format_help",
+    "parse_options",
+    "parse_replay_options",
+]

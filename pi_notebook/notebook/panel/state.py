@@ -734,12 +734,17 @@ class PanelState:
             self._held_ms += now - self._held_since
             self._held_since = None
         what, following = words if words is not None else (None, None)
-        self._set(["step", "held"], point)
+        # Any op may cut a frame, so a new hold is published last (after its count and words)
+        # and a release first: a frame never shows a hold with another hold's count or words.
+        if point is None:
+            self._set(["step", "held"], None)
+        else:
+            self._held_since = now
+            self._set(["step", "count"], self.data["step"]["count"] + 1)
         self._set(["step", "what"], what)
         self._set(["step", "next"], following)
         if point is not None:
-            self._held_since = now
-            self._set(["step", "count"], self.data["step"]["count"] + 1)
+            self._set(["step", "held"], point)
 
     def set_step_enabled(self, enabled: bool) -> None:
         self._set(["step", "enabled"], enabled)
