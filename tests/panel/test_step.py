@@ -295,3 +295,19 @@ async def test_the_tree_reports_held_time_apart_from_durations() -> None:
         assert node["end"] - node["start"] - node["held"] == 0.0
     assert nodes[("run", "")]["held"] == 10000.0
     assert nodes[("message", "assistant")]["target"] == {"message": 1}
+
+
+async def test_a_tool_cards_duration_leaves_the_held_time_out() -> None:
+    now = [0.0]
+    agent, panel = stepping(True, two_turns_with_a_tool(), [adder()])
+    panel._state._clock = lambda: now[0]
+    panel._step.points = frozenset(("tool_execution_start",))
+    task = asyncio.ensure_future(agent.prompt("Hi"))
+    await panel.wait_for(held("tool_execution_start"))
+    now[0] += 7000.0  # the class looks at the held tool for 7 s
+    panel.handle_message({"type": "next"})
+    await asyncio.wait_for(task, 5)
+    card = panel.snapshot["tools"]["t1"]
+    assert card["duration_ms"] == 0.0
+    tool_node = next(n for n in panel.snapshot["lifecycle"] if n["kind"] == "tool")
+    assert tool_node["held"] == 7000.0

@@ -657,7 +657,7 @@ class PanelState:
         tool_id = event.tool_call_id
         if tool_id not in self.data["tools"]:
             self._new_card(tool_id, event.tool_name, _args_text(event.args))
-        self._tool_started[tool_id] = self._clock()
+        self._tool_started[tool_id] = self._clock() - self._held_now()
         self._set(["tools", tool_id, "status"], "running")
         self._set(["tools", tool_id, "start"], self._now())
         self._status("state", "running-tools")
@@ -694,8 +694,10 @@ class PanelState:
         if tool_id not in self.data["tools"]:
             self._new_card(tool_id, event.tool_name, _args_text(getattr(event, "args", {})))
         self._result(tool_id, event.result)
-        started = self._tool_started.pop(tool_id, None)
-        duration = round(self._clock() - started, 1) if started is not None else None
+        started = self._tool_started.pop(tool_id, None)  # (the card's time leaves holds out)
+        duration = (
+            round(self._clock() - self._held_now() - started, 1) if started is not None else None
+        )
         self._set(["tools", tool_id, "duration_ms"], duration)
         self._set(["tools", tool_id, "is_error"], bool(event.is_error))
         self._set(["tools", tool_id, "status"], "error" if event.is_error else "done")

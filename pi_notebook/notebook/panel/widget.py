@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +83,7 @@ class AgentPanel(anywidget.AnyWidget):
             enabled=bool(step), points=points, on_hold=self._on_hold, on_no_view=self._no_view
         )
         self._narrator = StepNarrator()
+        self._anchor = f"pi-{uuid.uuid4().hex[:10]}"  # the static transcript's ids
         self._request: SentRequest | None = None
         self._state_interval = state_interval
         self._last_sync = time.monotonic()
@@ -207,7 +209,7 @@ class AgentPanel(anywidget.AnyWidget):
         """The run as a display bundle without a widget: sanitised HTML and the plain text."""
         plain = self._plain if self._plain is not None else render_transcript(self._messages)
         return {
-            "text/html": render_static_html(self._state.materialize(), _CSS),
+            "text/html": render_static_html(self._state.materialize(), _CSS, self._anchor),
             "text/plain": plain or repr(self),
         }
 
