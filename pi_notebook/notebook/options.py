@@ -25,8 +25,8 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 """
 
 EPILOG = """\
-line commands: %agent reset | steer TEXT | followup TEXT | abort | status | history | events |
-               model NAME | last | undo | context [TURN] [--json] |
+line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
+               events | model NAME | last | undo | context [TURN] [--json] |
                replay PATH [--step [lifecycle|all|tools]] [--plain] | help
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
 OpenAI, OpenRouter) > a local Ollama on localhost:11434 > the built-in 'demo' model.

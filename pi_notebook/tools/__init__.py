@@ -8,6 +8,9 @@
   :func:`protect`: names the agent may not write.
 - Approvals: :class:`ApprovalRequest`, :data:`Approver`, :func:`set_approver`,
   :func:`approval_hook` (``%%agent --approve writes|all``).
+- MCP servers: :func:`mcp_tools` (a server's tools as ``AgentTool`` s, needs the ``mcp`` extra),
+  :func:`close_mcp_servers` / :func:`close_mcp_servers_soon` (``%agent reset --mcp``),
+  :func:`mcp_status_lines` (``%agent status``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from .approval import (
 )
 from .function_tool import is_function_tool, refresh_tools, tool
 from .journal import UndoReport
+from .mcp import McpServerError, close_mcp_servers, mcp_tools, mcp_tools_async
+from .mcp import close_soon as close_mcp_servers_soon
+from .mcp import status_lines as mcp_status_lines
 from .notebook import (
     NOTEBOOK_TOOL_NAMES,
     ToolError,
@@ -70,14 +76,20 @@ __all__ = [
     "ApprovalMode",
     "ApprovalRequest",
     "Approver",
+    "McpServerError",
     "ToolError",
     "UndoReport",
     "Workspace",
     "approval_hook",
     "begin_run",
     "builtin_tools",
+    "close_mcp_servers",
+    "close_mcp_servers_soon",
     "current_approver",
     "is_function_tool",
+    "mcp_status_lines",
+    "mcp_tools",
+    "mcp_tools_async",
     "notebook_tools",
     "preferring_programmatic",
     "protect",
