@@ -552,6 +552,7 @@ def line_command(line: str) -> Any:
             raise UsageError("%agent reset: a run is active; %agent abort first")
         agent.reset()
         session.last_run = None
+        session.last_requests = []
         print("conversation reset")
         if rest == "--mcp":
             closing = close_mcp_servers_soon()

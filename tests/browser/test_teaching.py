@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .driver import Notebook
+from .driver import Notebook, write_notebook
 from .server import JupyterServer
 from .test_panel import CONTRAST, THEMES_PLUGIN, _assert_clean, _notebook, _panel, expect
 
@@ -231,3 +231,24 @@ def test_step_tools_holds_before_each_request_and_shows_what_the_model_is_sent(
         _assert_clean(nb)
     finally:
         server.user_settings(THEMES_PLUGIN, None)
+
+
+def test_a_recorded_run_replays_step_by_step_with_no_model(nb: Notebook, workdir: Path) -> None:
+    lesson = Path(__file__).resolve().parents[2] / "notebooks" / "02_loop_lifecycle.run.jsonl"
+    (workdir / lesson.name).write_text(lesson.read_text(encoding="utf-8"), encoding="utf-8")
+    name = write_notebook(
+        workdir / "replay.ipynb",
+        ["%load_ext pi_notebook", f"%agent replay {lesson.name} --step"],
+    )
+    nb.open(name)
+    nb.start_run_all()
+    held = _click_through(nb)
+    assert len(held) == 30 and held[0] == "agent_start" and held[-1] == "agent_end"
+    assert held.count("tool_execution_end") == 4 and "message_update" not in held
+    static = nb.output(1).locator(".pi-panel.pi-static")
+    expect(static).to_have_attribute("data-state", "done")
+    expect(static.locator(".pi-message[data-role=user]").nth(1)).to_contain_text(
+        "Give the temperatures in Fahrenheit too."
+    )
+    expect(static.locator(".pi-tool-card[data-status=done]")).to_have_count(4)
+    _assert_clean(nb)

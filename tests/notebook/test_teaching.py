@@ -301,3 +301,32 @@ def test_replay_errors_are_one_line(tools_plain: Kernel, tmp_path: Path) -> None
     assert re.match(r"%agent replay: cannot read recording .*nope\.jsonl", missing.error["evalue"])
     usage = tools_plain.run("%agent replay")
     assert usage.status == "error" and "PATH" in str(usage.error)
+
+
+def test_a_replay_steps_through_the_panel_like_a_live_run(tools_ui: Kernel) -> None:
+    lesson = Path(__file__).resolve().parents[2] / "notebooks" / "02_loop_lifecycle.run.jsonl"
+    held, client = walk(tools_ui, f"%agent replay {lesson} --step tools")
+    assert held == [
+        ("model_request", "held before the model request of turn 1"),
+        ("tool_execution_start", "held before tool `read_station` runs"),
+        ("tool_execution_start", "held before tool `read_station` runs"),
+        ("tool_execution_start", "held before tool `read_station` runs"),
+        ("model_request", "held before the model request of turn 2"),
+        ("tool_execution_start", "held before tool `record_answer` runs"),
+    ]
+    assert client.state is not None and client.state["status"]["state"] == "done"
+    assert client.updates and set(client.updates[-1]) == {"text/html", "text/plain"}
+    assert "user: Give the temperatures in Fahrenheit too." in client.updates[-1]["text/plain"]
+    # The tools finished in the recorded order (the tree of the live panel).
+    tools = [n["detail"] for n in client.state["lifecycle"] if n["kind"] == "tool"]
+    ends = [
+        e
+        for e in json.loads(
+            tools_ui.ok(
+                "print(json.dumps([e.get('tool_call_id') for e in _agent_panel.events "
+                "if e['type'] == 'tool_execution_end']))"
+            ).stdout
+        )
+    ]
+    assert tools == ["read_station"] * 3 + ["record_answer"]
+    assert ends == ["read_south", "read_east", "read_north", "record_1"]
