@@ -260,7 +260,7 @@ def context_text(request: SentRequest) -> str:
         f"({ESTIMATE_NOTE})",
         f"system ({tokens_text(estimate_tokens(request.system_prompt))})",
     ]
-    lines.extend(_indented(request.system_prompt or "(no system prompt)"))
+    lines.extend(_indented(redact(request.system_prompt) or "(no system prompt)"))
     for n, message in enumerate(request.messages, 1):
         text = message_text(message)
         lines.append(f"{n}. {message_label(message)} ({tokens_text(estimate_tokens(text))})")

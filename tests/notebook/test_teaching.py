@@ -330,3 +330,27 @@ def test_a_replay_steps_through_the_panel_like_a_live_run(tools_ui: Kernel) -> N
     ]
     assert tools == ["read_station"] * 3 + ["record_answer"]
     assert ends == ["read_south", "read_east", "read_north", "record_1"]
+
+
+def test_a_replay_that_diverges_from_its_recording_fails_the_cell(
+    tools_plain: Kernel, tmp_path: Path
+) -> None:
+    lesson = Path(__file__).resolve().parents[2] / "notebooks" / "02_loop_lifecycle.run.jsonl"
+    lines = lesson.read_text(encoding="utf-8").splitlines()
+    tampered = [
+        line.replace("south: 19.0", "south: 25.0") if '"kind": "tool"' in line else line
+        for line in lines
+    ]
+    assert tampered != lines
+    path = tmp_path / "tampered.jsonl"
+    path.write_text("\n".join(tampered) + "\n", encoding="utf-8")
+    result = tools_plain.run(f"%agent replay {path}")
+    assert result.status == "error" and result.error is not None
+    assert result.error["ename"] == "ReplayDivergence"
+    assert "at call 2" in result.error["evalue"] and "south: 25.0" in result.error["evalue"]
+    # Cut after the first call: the replay ends there and says a call was never requested.
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join(lines[:2]) + "\n", encoding="utf-8")
+    cut = tools_plain.run(f"%agent replay {short}")
+    assert cut.status == "ok", cut.error  # the first batch's results were never recorded
+    assert "[replay: no result was recorded for this tool call]" in cut.stdout
