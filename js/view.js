@@ -424,13 +424,13 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
 
   lifecycle.addEventListener("click", (event) => {
     const link = event.target.closest(".pi-node-link");
-    if (link && link.target) reveal(link.target);
+    if (link && link.piTarget) reveal(link.piTarget);
   });
   lifecycle.addEventListener("keydown", (event) => {
     const link = event.target.closest(".pi-node-link");
-    if (link && link.target && (event.key === "Enter" || event.key === " ")) {
+    if (link && link.piTarget && (event.key === "Enter" || event.key === " ")) {
       event.preventDefault();
-      reveal(link.target);
+      reveal(link.piTarget);
     }
   });
 
@@ -458,7 +458,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
         const leaf = h(doc, "div", "pi-node pi-leaf", { "data-kind": node.kind });
         if (node.target) {
           const link = h(doc, "span", "pi-node-link", { role: "link", tabindex: "0", title: "Show it in the transcript" });
-          link.target = node.target;
+          link.piTarget = node.target;
           link.append(...line(node));
           leaf.append(link);
         } else leaf.append(...line(node));
