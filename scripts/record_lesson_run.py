@@ -1,4 +1,6 @@
-"""Record the run that notebooks/02_loop_lifecycle.ipynb replays: ``python scripts/record_lesson_run.py``.
+"""Record the run that notebooks/02_loop_lifecycle.ipynb replays.
+
+Run ``python scripts/record_lesson_run.py``.
 
 One run on a scripted (faux) model, recorded with ``pi_notebook.ai.replay.record`` plus the
 tool lines of ``pi_notebook.notebook.record_tools``, so the replay can show what a model call

@@ -1,16 +1,19 @@
 """pi_notebook.notebook — the Jupyter side: ``%load_ext pi_notebook`` and the ``%%agent`` magic.
 
 Public helpers: :func:`use_model` (set the default conversation's model, e.g. a faux model
-scripted in the notebook), :func:`session` and ``await wait()`` (wait for a ``--background``
-run); for teaching, step mode's hold points and words (:func:`hold_points`,
-:class:`StepNarrator`), what each request sends (:class:`RequestTap`, :func:`context_text`) and
-the tool lines a replay needs (:func:`record_tools`). This package must never use nest_asyncio, block the kernel's event loop, or print keys.
+scripted in the notebook), :func:`session`, ``await wait()`` (wait for a ``--background``
+run) and :data:`settings` (the code cell and saved conversations, on or off); for teaching, step
+mode's hold points and words (:func:`hold_points`, :class:`StepNarrator`), what each request
+sends (:class:`RequestTap`, :func:`context_text`) and the tool lines a replay needs
+(:func:`record_tools`).
+This package must never use nest_asyncio, block the kernel's event loop, or print keys.
 """
 
 from __future__ import annotations
 
 from ..agent import Agent
 from ..ai import FauxProvider, Model
+from .config import Settings, settings
 from .context_view import RequestTap, SentRequest, context_json, context_text
 from .magic import load_ipython_extension, unload_ipython_extension, wait
 from .models import ModelError, demo_model
@@ -41,6 +44,7 @@ __all__ = [
     "NotebookSession",
     "RequestTap",
     "SentRequest",
+    "Settings",
     "StepNarrator",
     "context_json",
     "context_text",
@@ -50,6 +54,7 @@ __all__ = [
     "record_tools",
     "render_transcript",
     "session",
+    "settings",
     "unload_ipython_extension",
     "use_model",
     "wait",

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..ai import AbortSignal, Context, Model, StreamOptions, redact, redact_data, resolve_stream
+from ..ai import AbortSignal, Context, Model, StreamOptions, maybe_await, redact, redact_data
 from ..ai import stream as default_stream
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ class RequestTap:
                 pending = self.before(request, options.signal if options else None)
                 if pending is not None:
                     await pending
-            return await resolve_stream(call(model, context, options))
+            return await maybe_await(call(model, context, options))
 
         agent.stream_fn = stream_fn
 

@@ -18,19 +18,19 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from ..agent import Agent, AgentTool
-from ..agent._hooks import call_hook
-from ..agent.types import TurnContext
-from ..ai import AbortSignal, AgentMessage, AssistantMessage, redact
+from ..agent import Agent, AgentTool, TurnContext
+from ..ai import AbortSignal, AgentMessage, AssistantMessage, maybe_await, redact
 from ..ai.replay import ReplayDivergence, check_replay, forget
 from ..tools import (
     BUILTIN_COLLECTIONS,
@@ -44,13 +44,16 @@ from ..tools import (
     refresh_tools,
 )
 from ..tools import undo as undo_tools
+from . import code_cell
 from .context_view import RequestTap, context_json, context_text
+from .conversations import ConversationError, get_conversations, key_of
 from .expansion import ExpansionError, expand
 from .models import ModelError, model_from_name
 from .options import (
     AgentOptions,
     OptionsError,
     format_help,
+    magic_doc,
     parse_options,
     parse_replay_options,
 )
@@ -80,6 +83,10 @@ LINE_COMMANDS = (
     "undo",
     "context",
     "replay",
+    "code",
+    "resume",
+    "save",
+    "load",
     "help",
 )
 
@@ -91,6 +98,13 @@ def _shell() -> InteractiveShell:
     if ip is None:
         raise RuntimeError("pi_notebook.notebook needs a running IPython shell")
     shell: InteractiveShell = ip
+    return shell
+
+
+def _shell_or_none() -> InteractiveShell | None:
+    from IPython import get_ipython
+
+    shell: InteractiveShell | None = get_ipython()
     return shell
 
 
@@ -194,7 +208,7 @@ def _max_turns_hook(
             return True
         if previous is None:
             return False
-        return bool(await call_hook(previous, context, signal))
+        return bool(await maybe_await(previous(context, signal)))
 
     return should_stop
 
@@ -227,14 +241,22 @@ async def execute(
     namespace: dict[str, Any],
     show: Callable[[str], None],
     listeners: Sequence[Callable[[Any], Any]] = (),
+    *,
+    background: bool = False,
+    saved: bool = True,
 ) -> None:
-    """Run one prompt (after any active run of ``agent``) and show its transcript once;
-    ``listeners`` follow the run after the panel."""
+    """Run one prompt (after any active run of ``agent``) and show its transcript once; offer
+    the code the agent ran as the next cell (see :mod:`.code_cell`). ``listeners`` follow the
+    run after the panel; ``saved`` False keeps the conversation out of the saved files (a
+    replay: it is the recording's run, not this notebook's conversation)."""
     while agent.is_running:  # a cell queued behind a background run waits for it
         await agent.wait_for_idle()
     log = RunLog()  # counts, lifecycle and coalesced deltas: never an object per token
     start = len(agent.state.messages)
-    unsubscribers = [agent.subscribe(log)]
+    recorder = code_cell.CodeRecorder(agent, namespace)
+    unsubscribers = [agent.subscribe(log), agent.subscribe(recorder)]
+    if saved:
+        get_conversations().track(key_of(options.agent), agent, namespace, _note)  # at ends
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
     opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
     panel = opened[0] if opened is not None else None
@@ -275,6 +297,10 @@ async def execute(
             show(text)
         else:
             _close_panel(*opened, interrupted)
+        off = code_cell.off_reason(
+            no_code_cell=options.no_code_cell, plain=opened is None, background=background
+        )
+        code_cell.finish_run(_shell_or_none(), agent, recorder, off)
     check_replay(new_messages)  # a replay that diverged from its recording fails the cell
 
 
@@ -317,12 +343,26 @@ class PreparedCell:
     listeners: list[Callable[[Any], Any]] = field(default_factory=list)
     after: Callable[[bool], None] | None = None
     """Called when the run is over (True when it completed without an exception)."""
+    saved: bool = True
+    """False for a replay: its run is not saved as this notebook's conversation."""
 
 
-async def run_prepared(p: PreparedCell, show: Callable[[str], None]) -> None:
+async def run_prepared(
+    p: PreparedCell, show: Callable[[str], None], *, background: bool = False
+) -> None:
     ok = False
     try:
-        await execute(p.agent, p.prompt, p.options, p.session, p.namespace, show, p.listeners)
+        await execute(
+            p.agent,
+            p.prompt,
+            p.options,
+            p.session,
+            p.namespace,
+            show,
+            p.listeners,
+            background=background,
+            saved=p.saved,
+        )
         ok = True
     finally:
         if p.after is not None:
@@ -409,7 +449,9 @@ def prepare_replay(line: str) -> PreparedCell:
                 f"replay of {plan.path.name}: {remaining} recorded call(s) were never requested"
             )
 
-    return PreparedCell(agent, plan.prompts, options, session, ip.user_ns, [driver], after)
+    return PreparedCell(
+        agent, plan.prompts, options, session, ip.user_ns, [driver], after, saved=False
+    )
 
 
 async def run_replay(line: str) -> None:
@@ -420,6 +462,10 @@ async def run_replay(line: str) -> None:
         _launch_background(prepared, forced=True, note=mode.note)
         return
     await run_prepared(prepared, _print)
+
+
+def _note(text: str) -> None:
+    print(text)
 
 
 def _print(text: str) -> None:
@@ -446,7 +492,7 @@ def _launch_background(p: PreparedCell, *, forced: bool, note: str | None = None
 
     async def run() -> None:
         try:
-            await run_prepared(p, show)
+            await run_prepared(p, show, background=True)
         except asyncio.CancelledError:
             pass
 
@@ -539,8 +585,22 @@ def line_command(line: str) -> Any:
     if command == "undo":  # the undo record of the last %%agent cell's conversation
         if session.current is not None and session.current.is_running:
             raise UsageError("%agent undo: a run is active; %agent abort first")
-        print(undo_tools(namespace, session.current).text())
+        report = undo_tools(namespace, session.current)
+        left = bool(report.kept or report.not_restored)
+        code_cell.after_undo(session.current, report.restored, report.removed, left)
+        print(report.text())
         return None
+    if command == "code":  # the last run's code: printed, or offered as the next cell
+        agent_or_none = session.current if session.current is not None else session.default
+        try:
+            text = code_cell.code_command(ip, agent_or_none, rest)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if text:
+            print(text, end="" if text.endswith("\n") else "\n")
+        return None
+    if command in ("resume", "save", "load"):
+        return _conversation_command(command, rest, session, namespace)
     try:
         agent = session.target(namespace)
     except ModelError as exc:
@@ -588,6 +648,58 @@ def line_command(line: str) -> Any:
     return None
 
 
+def _conversation_command(
+    command: str, rest: str, session: NotebookSession, namespace: dict[str, Any]
+) -> None:
+    """``%agent resume [NAME]`` / ``save PATH`` / ``load PATH`` (see :mod:`.conversations`)."""
+    conversations = get_conversations()
+    try:
+        args = shlex.split(rest)
+    except ValueError as exc:
+        raise UsageError(f"%agent {command}: {exc}") from None
+    try:
+        if command == "resume":
+            if len(args) > 1 or (args and not args[0].isidentifier()):
+                raise UsageError("%agent resume: usage: %agent resume [NAME]")
+            name = args[0] if args and args[0] != "default" else None
+            agent = _conversation_agent(session, namespace, name)
+            if agent.is_running:
+                raise UsageError("%agent resume: a run is active; %agent abort first")
+            print(conversations.resume(key_of(name), agent, session, namespace, _note))
+            session.current = agent
+            return
+        if len(args) != 1:
+            raise UsageError(f"%agent {command}: usage: %agent {command} PATH")
+        path = Path(args[0]).expanduser()
+        agent = session.target(namespace)
+        if command == "save":
+            key = conversations.key_of_agent(agent) or key_of(None)
+            count = conversations.save_to(path, agent, key, namespace)
+            print(f"saved {count} message{'' if count == 1 else 's'} to {path}")
+            return
+        if agent.is_running:
+            raise UsageError("%agent load: a run is active; %agent abort first")
+        print(conversations.load(path, agent, session, namespace))
+    except (ConversationError, ModelError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _conversation_agent(
+    session: NotebookSession, namespace: dict[str, Any], name: str | None
+) -> Agent:
+    """The agent ``%agent resume [NAME]`` restores into (created as ``--agent NAME`` would)."""
+    if name is None:
+        return session.default_agent(namespace)
+    existing = namespace.get(name)
+    if isinstance(existing, Agent):
+        return existing
+    if existing is not None:
+        raise UsageError(f"%agent resume: {name!r} is a {type(existing).__name__}, not an Agent")
+    agent = Agent()
+    namespace[name] = agent
+    return agent
+
+
 # -- IPython wiring ------------------------------------------------------------------------------
 
 
@@ -610,6 +722,10 @@ class AgentMagics(Magics):
             return None
         _launch_background(p, forced=True)  # a loop runs but this cell cannot await it
         return None
+
+
+# ``%%agent?`` and Shift-Tab show the magic's docstring: make it the full option list.
+AgentMagics.agent.__doc__ = magic_doc()
 
 
 def transform_agent_cell(lines: list[str]) -> list[str]:
@@ -659,6 +775,9 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     for transform in (transform_agent_cell, transform_replay_lines):
         if transform not in cleanup:
             cleanup.append(transform)
+    saved = get_conversations().summary(ip.user_ns)  # after a restart: what %agent resume has
+    if saved is not None:
+        print(saved)
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:

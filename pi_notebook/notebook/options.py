@@ -27,7 +27,10 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 EPILOG = """\
 line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
                events | model NAME | last | undo | context [TURN] [--json] |
-               replay PATH [--step [lifecycle|all|tools]] [--plain] | help
+               replay PATH [--step [lifecycle|all|tools]] [--plain] | code [--cell] |
+               resume [NAME] | save PATH | load PATH | help
+code cell: when a run wrote variables, its run_python / set_variable code is offered as a new
+cell below (interactive front ends only; off with --no-code-cell or PI_NOTEBOOK_CODE_CELL=off).
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
 OpenAI, OpenRouter) > a local Ollama on localhost:11434 > the built-in 'demo' model.
 """
@@ -55,6 +58,7 @@ class AgentOptions:
     step: str | None = None
     """The step granularity (``lifecycle``, ``all`` or ``tools``), or None: no step mode."""
     approve: str | None = None
+    no_code_cell: bool = False
 
 
 class _Parser(argparse.ArgumentParser):
@@ -131,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
         "Trade-off: Run All, nbval and papermill do not wait for it",
     )
     add_step_option(parser)
+    add(
+        "--no-code-cell",
+        action="store_true",
+        help="do not offer the agent's code as a new cell below this one "
+        "(also PI_NOTEBOOK_CODE_CELL=off); %%agent code prints it",
+    )
     return parser
 
 
@@ -150,6 +160,15 @@ def add_step_option(parser: argparse.ArgumentParser) -> None:
 
 def format_help() -> str:
     return build_parser().format_help()
+
+
+def magic_doc() -> str:
+    """The magic's docstring (``%%agent?``, Shift-Tab): a summary line and the full help, as
+    IPython's ``@magic_arguments`` magics build theirs from their parser."""
+    return (
+        "%agent COMMAND [TEXT] runs a line command; %%agent [options] runs the agent on the "
+        "cell body.\n\n" + format_help()
+    )
 
 
 def parse_options(line: str) -> AgentOptions:
@@ -196,6 +215,7 @@ __all__ = [
     "OptionsError",
     "add_step_option",
     "format_help",
+    "magic_doc",
     "parse_options",
     "parse_replay_options",
 ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..agent.types import AgentTool
+from ..agent import AgentTool
 from .approval import (
     APPROVAL_MODES,
     DENIED,
