@@ -86,8 +86,8 @@ def test_the_issues_run_holds_16_times_by_default_and_28_plus_2_with_all(
     nb.open(_step_notebook(workdir, "sixteen.ipynb", "", SHORT))
     nb.start_run_all()
     assert _click_through(nb) == WALK
-    tree = nb.output(1).locator(".pi-static .pi-lifecycle").text_content() or ""
-    streamed = sum(int(n) for n in re.findall(r"· (\d+) updates?\b", tree))
+    times = nb.output(1).locator(".pi-static .pi-lifecycle .pi-node-times").all_text_contents()
+    streamed = sum(int(n) for text in times for n in re.findall(r"· (\d+) updates?$", text))
     assert streamed == 12
     nb.open(_step_notebook(workdir, "twenty-eight.ipynb", " all", SHORT))
     nb.start_run_all()
