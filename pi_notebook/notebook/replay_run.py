@@ -14,6 +14,10 @@ lines, which the ``%%agent`` magic appends to a recording while a run on a :func
 model executes tools (:class:`ToolRecorder`; the recorder's readers skip them). Without them
 the tools finish in call order and a last batch's results are marked as not recorded.
 
+A saved conversation (:mod:`.transcript_file`) replays through a recording written from its
+messages (``pi_notebook.ai.replay.write_recording``) plus a ``tool`` line per tool result, in a
+temporary folder: see :func:`_plan_saved` for what such a file cannot give.
+
 The replay is deterministic: no pacing, no clock. This module must never call a provider or run
 a user's tool, and never write to a recording it replays.
 """
@@ -24,6 +28,7 @@ import asyncio
 import json
 import math
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,13 +41,36 @@ from ..agent import (
     AgentToolResult,
     TurnContext,
 )
-from ..ai import AbortSignal, AgentMessage, Model, parse_agent_message, redact_data
-from ..ai.replay import Player, Recorder, ReplayError, handle_of, load_recording, replay
+from ..ai import (
+    AbortSignal,
+    AgentMessage,
+    AssistantMessage,
+    Model,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    parse_agent_message,
+    redact_data,
+)
+from ..ai.replay import (
+    Player,
+    RecordedCall,
+    Recorder,
+    ReplayError,
+    handle_of,
+    load_recording,
+    replay,
+    write_recording,
+)
+from .transcript_file import TranscriptFileError
+from .transcript_file import read as read_conversation
 
 TOOL_LINE = "tool"
 #: Progress updates kept per tool call in a ``tool`` line (the first ones).
 MAX_UPDATES = 50
 NOT_RECORDED = "[replay: no result was recorded for this tool call]"
+STAND_IN = "(replayed from a saved conversation, which keeps no tool schemas)"
+_LLM_ROLES = ("user", "assistant", "toolResult")
 
 
 # -- recording the tools of a run ---------------------------------------------------------------
@@ -80,10 +108,13 @@ class ToolRecorder:
                 "executionMode": tool.execution_mode if tool is not None else None,
             }
             self.order += 1
-            plain = json.loads(json.dumps(line, default=str))  # then every text is redacted
-            text = json.dumps(redact_data(plain), ensure_ascii=False)
             with self.path.open("a", encoding="utf-8") as file:
-                file.write(text + "\n")
+                file.write(_tool_line_text(line) + "\n")
+
+
+def _tool_line_text(line: dict[str, Any]) -> str:
+    plain = json.loads(json.dumps(line, default=str))  # then every text is redacted
+    return json.dumps(redact_data(plain), ensure_ascii=False)
 
 
 def _content(result: Any) -> list[Any]:
@@ -158,9 +189,71 @@ def _parse(entry: str, described: dict[str, Any]) -> AgentMessage:
 
 
 def plan_replay(path: str | os.PathLike[str]) -> ReplayPlan:
-    """Read ``path`` into a :class:`ReplayPlan`; raises :class:`ReplayError` (one line)."""
+    """Read ``path`` (a recording, or a saved conversation: see :func:`_plan_saved`) into a
+    :class:`ReplayPlan`; raises :class:`ReplayError` (one line)."""
     source = Path(path)
-    described, calls = load_recording(source)
+    try:
+        described, calls = load_recording(source)
+    except ReplayError as error:
+        if not source.is_file():
+            raise
+        try:
+            conversation = read_conversation(source)
+        except TranscriptFileError:
+            raise ReplayError(f"{error}, nor a saved conversation") from None
+        return _plan_saved(source, conversation.header, conversation.messages)
+    return _plan_recording(source, described, calls)
+
+
+def _plan_saved(source: Path, header: Any, messages: list[AgentMessage]) -> ReplayPlan:
+    """A saved conversation (``.pi_notebook/*.jsonl``, ``%agent save``, a Pi transcript) as a
+    recording: a call per assistant message (its reply as one delta per block), a ``tool`` line
+    per tool result in the file's order, stand-in tool schemas (the file keeps none: each tool
+    takes any object). It ends at the first reply that was aborted or failed (the run ended
+    there). The recording is written to a temporary folder under the file's own name and
+    read back; the file itself is only read."""
+    kept: list[AgentMessage] = []
+    for message in messages:
+        if message.role not in _LLM_ROLES:
+            continue
+        kept.append(message)
+        if isinstance(message, AssistantMessage) and message.stop_reason in ("aborted", "error"):
+            break
+    replies = [m for m in kept if isinstance(m, AssistantMessage)]
+    if not replies:
+        raise ReplayError(f"{source.name}: the conversation has no model reply to replay")
+    spec = getattr(header, "model", None) or f"{replies[0].provider}/{replies[0].model}"
+    provider, _, model_id = str(spec).partition("/")
+    model = Model(id=model_id or provider, provider=provider, api="saved-conversation")
+    names = dict.fromkeys(b.name for m in replies for b in m.content if isinstance(b, ToolCall))
+    tools = [Tool(name=n, description=STAND_IN, parameters={"type": "object"}) for n in names]
+    system_prompt = str(getattr(header, "system_prompt", None) or "")
+    with tempfile.TemporaryDirectory(prefix="pi-notebook-replay-") as folder:
+        recording = Path(folder) / source.name
+        write_recording(recording, model, system_prompt, kept, tools)
+        results = [m for m in kept if isinstance(m, ToolResultMessage)]
+        with recording.open("a", encoding="utf-8") as file:
+            for order, result in enumerate(results):
+                line: dict[str, Any] = {
+                    "kind": TOOL_LINE,
+                    "order": order,
+                    "toolCallId": result.tool_call_id,
+                    "toolName": result.tool_name,
+                    "content": _content(result),
+                    "isError": bool(result.is_error),
+                    "terminate": False,
+                    "details": result.details,
+                    "updates": [],
+                }
+                file.write(_tool_line_text(line) + "\n")
+        plan = _plan_recording(recording, *load_recording(recording))
+    plan.path = source
+    return plan
+
+
+def _plan_recording(
+    source: Path, described: dict[str, Any], calls: list[RecordedCall]
+) -> ReplayPlan:
     if not calls:
         raise ReplayError(f"{source.name}: the recording has no model call to replay")
     conversations = [call.entries[1:-1] for call in calls]

@@ -294,6 +294,46 @@ def test_replay_of_a_recording_without_tool_lines(tools_plain: Kernel, tmp_path:
     assert tools_plain.ok(f"%agent replay {path}").stdout == original
 
 
+def test_replay_of_a_saved_conversation(tools_plain: Kernel, tmp_path: Path) -> None:
+    path = tmp_path / "saved.jsonl"
+    tools_plain.ok(TWO_TURNS.format(name="r3"))
+    cell = "%%agent --new --tools ADD --system 'Be terse.'\nWhat is 2 + 3?"
+    original = tools_plain.ok(cell).stdout
+    events = json.loads(tools_plain.ok("_ev = %agent events\nprint(json.dumps(_ev))").stdout)
+    context = tools_plain.ok("%agent context 2").stdout
+    tools_plain.ok(f"%agent save {path}")
+    tools_plain.ok("del ADD, r3\n%agent reset")
+    # No model, no tool, no recording: the saved messages alone.
+    assert tools_plain.ok(f"%agent replay {path}").stdout == original
+    again = json.loads(tools_plain.ok("_ev = %agent events\nprint(json.dumps(_ev))").stdout)
+
+    def lifecycle(records: list[dict[str, Any]]) -> list[Any]:
+        # A saved conversation keeps no streamed chunks or progress updates: the rest is equal.
+        kept = [r for r in normalized(records) if not r["type"].endswith("_update")]
+        for record in kept:
+            for name in ("message", "messages"):
+                record.pop(name, None)  # whose model wrote a reply and its usage differ
+        return kept
+
+    assert lifecycle(again) == lifecycle(events)
+    assert [e["message"]["content"] for e in again if e["type"] == "message_end"] == [
+        e["message"]["content"] for e in events if e["type"] == "message_end"
+    ]
+    replayed = tools_plain.ok("%agent context 2").stdout
+    # The same system prompt and messages; the tools are stand-ins (the file has no schemas).
+    messages = context.split("\ntools (")[0].split("\n", 1)[1]
+    assert replayed.split("\ntools (")[0].split("\n", 1)[1] == messages
+    assert "3. toolResult add (≈ 1 token)\n  5\n" in replayed
+    assert "(replayed from a saved conversation, which keeps no tool schemas)" in replayed
+    status = tools_plain.ok("%agent status").stdout
+    assert "model: replay/faux-1 (from replay of saved.jsonl)" in status
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("hello\n")
+    bad = tools_plain.run(f"%agent replay {broken}")
+    assert bad.status == "error" and bad.error is not None
+    assert "nor a saved conversation" in bad.error["evalue"]
+
+
 def test_replay_errors_are_one_line(tools_plain: Kernel, tmp_path: Path) -> None:
     missing = tools_plain.run(f"%agent replay {tmp_path / 'nope.jsonl'}")
     assert missing.status == "error" and missing.error is not None
