@@ -201,7 +201,9 @@ def parse_replay_options(line: str) -> AgentOptions:
     except ValueError as exc:
         raise OptionsError(f"%agent replay: error: cannot parse options: {exc}") from None
     parser = _Parser(prog="%agent replay", add_help=False, allow_abbrev=False)
-    parser.add_argument("path", metavar="PATH", help="a recording (pi_notebook.ai.replay)")
+    parser.add_argument(
+        "path", metavar="PATH", help="a recording (pi_notebook.ai.replay) or a saved conversation"
+    )
     parser.add_argument("--plain", action="store_true", help="the transcript printed once")
     add_step_option(parser)
     namespace = parser.parse_args(argv)
