@@ -26,9 +26,9 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 
 EPILOG = """\
 line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
-               events | model NAME | last | undo | context [TURN] [--json] |
-               replay PATH [--step [lifecycle|all|tools]] [--plain] | code [--cell] |
-               resume [NAME] | save PATH | load PATH | help
+               events | model NAME | last | undo | budget [USD|off] | compact |
+               context [TURN] [--json] | replay PATH [--step [lifecycle|all|tools]] [--plain] |
+               code [--cell] | resume [NAME] | save PATH | load PATH | help
 code cell: when a run wrote variables, its run_python / set_variable code is offered as a new
 cell below (interactive front ends only; off with --no-code-cell or PI_NOTEBOOK_CODE_CELL=off).
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
@@ -53,6 +53,8 @@ class AgentOptions:
     new: bool = False
     agent: str | None = None
     max_turns: int | None = None
+    max_cost: float | None = None
+    no_compact: bool = False
     plain: bool = False
     background: bool = False
     step: str | None = None
@@ -76,6 +78,17 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def positive_usd(text: str) -> float:
+    """A positive dollar amount (``0.50``, ``$2``)."""
+    try:
+        value = float(text.strip().removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an amount in USD, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive amount in USD, got {text!r}")
     return value
 
 
@@ -122,6 +135,20 @@ def build_parser() -> argparse.ArgumentParser:
         "instead of the default conversation",
     )
     add("--max-turns", metavar="N", type=_positive, help="stop after N model turns")
+    add(
+        "--max-cost",
+        metavar="USD",
+        type=positive_usd,
+        help="stop this run before a model request once it has cost USD dollars "
+        "(from the provider's usage, or an estimate); %%agent budget USD limits the conversation",
+    )
+    add(
+        "--no-compact",
+        action="store_true",
+        help="send this run's model requests uncompacted: no summary of the oldest messages "
+        "when the context nears the model's window (agent.compaction.enabled = False turns "
+        "it off for good; %%agent compact compacts by hand)",
+    )
     add(
         "--plain",
         action="store_true",
@@ -220,4 +247,5 @@ __all__ = [
     "magic_doc",
     "parse_options",
     "parse_replay_options",
+    "positive_usd",
 ]

@@ -780,8 +780,20 @@ class PanelState:
     def set_note(self, note: str | None) -> None:
         self._status("note", note)
 
+    def add_compaction(self, count: int) -> None:
+        """A one-line marker in the transcript: the model now sees a summary in place of the
+        conversation's first ``count`` messages."""
+        entry = {"role": "compaction", "count": count, "text": compaction_note(count)}
+        self.data["messages"].append(entry)
+        self.sink.push(["messages"], dict(entry))
+
     def set_approvals(self, approvals: list[dict[str, Any]]) -> None:
         self._set(["approvals"], approvals)
+
+
+def compaction_note(count: int) -> str:
+    """``compacted 12 messages``: the marker the panel and plain mode show."""
+    return f"compacted {count} message{'s' if count != 1 else ''}"
 
 
 def _final_block(kind: str, text: str) -> dict[str, Any]:
@@ -833,6 +845,7 @@ __all__ = [
     "STATES",
     "TAIL_LIMIT",
     "PanelState",
+    "compaction_note",
     "initial_state",
     "redact",
     "text_block",

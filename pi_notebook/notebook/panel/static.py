@@ -154,6 +154,9 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
             line = f"[{reason or 'error'}]" + (f" {error}" if error else "")
             body.append(f'<div class="pi-message-error">{escape_html(line)}</div>')
         return head + "".join(body) + "</div>"
+    if role == "compaction":
+        text = escape_html(str(entry.get("text", "")))
+        return f'{head}<span class="pi-compaction">{text}</span></div>'
     if role == "toolResult":
         flag = " (error)" if entry.get("is_error") else ""
         label = f"{entry.get('tool_name', '')}{flag} →"
