@@ -86,6 +86,7 @@ async def test_the_widgets_synced_state_and_messages_match_the_contract() -> Non
         {"type": "next"},
         {"type": "run_to_end"},
         {"type": "approval", "tool_call_id": "c1", "approved": True},
+        {"type": "context_json"},
     ],
 )
 def test_every_view_message_of_the_contract_is_handled(message: dict[str, Any]) -> None:

@@ -135,6 +135,13 @@ class ToolCard(TypedDict):
 LifecycleKind: TypeAlias = Literal["run", "turn", "message", "tool"]
 
 
+class NodeTarget(TypedDict, total=False):
+    message: int
+    """An index into ``messages``."""
+    tool: str
+    """A key of ``tools``."""
+
+
 class LifecycleNode(TypedDict):
     """A node of the run's tree: run > turns > messages and tool executions."""
 
@@ -145,7 +152,11 @@ class LifecycleNode(TypedDict):
     detail: str
     start: float
     end: float | None
+    held: float
+    """Step-mode time held while the node was open (its duration without it: end - start - held)."""
     updates: int
+    target: NodeTarget | None
+    """What the node points at in the transcript, for the tree's links."""
 
 
 class QueueItem(TypedDict):
@@ -155,8 +166,13 @@ class QueueItem(TypedDict):
 
 class StepState(TypedDict):
     enabled: bool
+    granularity: str
     held: str | None
-    """The event type the run is held before, in step mode."""
+    """The point the run is held at, in step mode."""
+    what: str | None
+    """What is held, in words."""
+    next: str | None
+    """What comes next, in words."""
     count: int
 
 
@@ -178,6 +194,9 @@ class PanelData(TypedDict):
     queue: list[QueueItem]
     step: StepState
     approvals: list[ApprovalCard]
+    context: dict[str, Any] | None
+    """What the model is (about to be) sent: the latest request's readable view (messages,
+    tools, token estimates, ``held``, ``json``), built by the widget; left open here."""
 
 
 class SyncedState(PanelData):
@@ -265,6 +284,12 @@ class ApprovalMessage(TypedDict):
     approved: bool
 
 
+class ContextJsonMessage(TypedDict):
+    """The context view's raw JSON was opened: send the request as JSON (``context.json``)."""
+
+    type: Literal["context_json"]
+
+
 ViewMessage: TypeAlias = (
     HelloMessage
     | ResyncMessage
@@ -273,6 +298,7 @@ ViewMessage: TypeAlias = (
     | ClearQueueMessage
     | StepMessage
     | ApprovalMessage
+    | ContextJsonMessage
 )
 
 __all__ = [
@@ -284,6 +310,7 @@ __all__ = [
     "AssistantEntry",
     "ClearQueueMessage",
     "CompactionEntry",
+    "ContextJsonMessage",
     "CustomEntry",
     "DeltasMessage",
     "HelloMessage",
@@ -294,6 +321,7 @@ __all__ = [
     "MessageEntry",
     "MoveOp",
     "NamespaceDiff",
+    "NodeTarget",
     "PanelData",
     "Path",
     "PushOp",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any, Literal, assert_never
+from typing import Any, assert_never
 
 from ...agent import (
     AgentEndEvent,
@@ -57,19 +57,6 @@ from ...ai import (
     redact,
 )
 from .blocks import BlockStream
-from .contract import (
-    AssistantBlock,
-    AssistantEntry,
-    CompactionEntry,
-    Image,
-    LifecycleKind,
-    LifecycleNode,
-    MessageEntry,
-    PanelData,
-    TextBlock,
-    ToolCallBlock,
-    ToolCard,
-)
 from .markdown import render_markdown
 from .ops import OpSink, Path, utf16_len
 
@@ -91,12 +78,12 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _content_parts(content: Any) -> tuple[str, list[Image]]:
+def _content_parts(content: Any) -> tuple[str, list[dict[str, str]]]:
     """(text, images) of a message or tool-result content (str or list of blocks)."""
     if isinstance(content, str):
         return content, []
     texts: list[str] = []
-    images: list[Image] = []
+    images: list[dict[str, str]] = []
     for block in content or []:
         kind = getattr(block, "type", None)
         if kind == "text":
@@ -128,7 +115,7 @@ def _namespace_diff(details: Any) -> dict[str, list[str]] | None:
     return {k: [str(n) for n in diff.get(k, [])] for k in ("created", "changed", "deleted")}
 
 
-def initial_state(model: str = "", step: bool = False) -> PanelData:
+def initial_state(model: str = "", step: bool = False, granularity: str = "") -> dict[str, Any]:
     return {
         "v": 1,
         "status": {
@@ -146,8 +133,16 @@ def initial_state(model: str = "", step: bool = False) -> PanelData:
         "tools": {},
         "lifecycle": [],
         "queue": [],
-        "step": {"enabled": step, "held": None, "count": 0},
+        "step": {
+            "enabled": step,
+            "granularity": granularity,
+            "held": None,
+            "what": None,
+            "next": None,
+            "count": 0,
+        },
         "approvals": [],
+        "context": None,
     }
 
 
@@ -157,7 +152,7 @@ class _OpenArgs:
 
     __slots__ = ("card", "parts", "path")
 
-    def __init__(self, card: ToolCard, path: Path) -> None:
+    def __init__(self, card: dict[str, Any], path: Path) -> None:
         self.card = card
         self.parts: list[str] = []
         self.path = path
@@ -174,7 +169,7 @@ class _OpenText:
 
     __slots__ = ("block", "dirty", "ended", "parts", "path", "stream")
 
-    def __init__(self, block: TextBlock, path: Path) -> None:
+    def __init__(self, block: dict[str, Any], path: Path) -> None:
         self.block = block
         self.parts: list[str] = []
         self.path = path
@@ -237,7 +232,7 @@ class _OpenText:
         if self.block["raw"] is not None:
             self._set(sink, "raw", None)
 
-    def _set(self, sink: OpSink, key: Literal["html", "raw"], value: Any) -> None:
+    def _set(self, sink: OpSink, key: str, value: Any) -> None:
         self.block[key] = value
         sink.set([*self.path, key], _copy(value))
 
@@ -265,10 +260,9 @@ def _common_prefix(a: str, b: str) -> int:
     return lo
 
 
-def text_block(kind: str) -> TextBlock:
+def text_block(kind: str) -> dict[str, Any]:
     """A text or thinking block of the view state, before any text arrived."""
-    block_type: Literal["text", "thinking"] = "thinking" if kind == "thinking" else "text"
-    return {"type": block_type, "html": [], "tail": "", "raw": None}
+    return {"type": kind, "html": [], "tail": "", "raw": None}
 
 
 class PanelState:
@@ -284,10 +278,11 @@ class PanelState:
         *,
         model: str = "",
         step: bool = False,
+        granularity: str = "",
         clock: Callable[[], float] | None = None,
     ) -> None:
         self.sink = sink
-        self.data: PanelData = initial_state(model, step)
+        self.data: dict[str, Any] = initial_state(model, step, granularity)
         self.events: list[dict[str, Any]] = []
         """One record per event, except that a message's updates share one counting record."""
         self.counts: dict[str, int] = {}
@@ -307,6 +302,9 @@ class PanelState:
         self._tool_nodes: dict[str, int] = {}
         self._updates: dict[str, Any] | None = None  # this message's counting record
         self._tool_started: dict[str, float] = {}
+        self._held_ms = 0.0  # time held in step mode so far (ms)
+        self._held_since: float | None = None
+        self._held_at_start: dict[int, float] = {}  # open node -> held time when it started
         self.ended = False
 
     # -- helpers ---------------------------------------------------------------------------
@@ -329,9 +327,18 @@ class PanelState:
         if self.data["status"].get(key) != value:
             self._set(["status", key], value)
 
-    def _node(self, kind: LifecycleKind, label: str, parent: int | None, detail: str = "") -> int:
+    def _node(
+        self,
+        kind: str,
+        label: str,
+        parent: int | None,
+        detail: str = "",
+        target: dict[str, Any] | None = None,
+    ) -> int:
+        """A lifecycle node; ``target`` is what it points at in the transcript (a message
+        index or a tool call id), for the tree's links."""
         nodes = self.data["lifecycle"]
-        node: LifecycleNode = {
+        node: dict[str, Any] = {
             "id": len(nodes),
             "parent": parent,
             "kind": kind,
@@ -339,18 +346,33 @@ class PanelState:
             "detail": detail,
             "start": self._now(),
             "end": None,
+            "held": 0,
             "updates": 0,
+            "target": target,
         }
         nodes.append(node)
+        self._held_at_start[node["id"]] = self._held_now()
         self.sink.push(["lifecycle"], _copy(node))
         return int(node["id"])
 
     def _end_node(self, index: int | None, **extra: Any) -> None:
+        """Close a node; its ``held`` is the step-mode time held while it was open (its
+        duration without that time is ``end - start - held``)."""
         if index is None:
             return
         self._set(["lifecycle", index, "end"], self._now())
+        now = self._held_now()
+        held = round(now - self._held_at_start.pop(index, now), 1)
+        if held:
+            self._set(["lifecycle", index, "held"], held)
         for key, value in extra.items():
             self._set(["lifecycle", index, key], value)
+
+    def _held_now(self) -> float:
+        """Milliseconds held in step mode so far, the current hold included."""
+        if self._held_since is None:
+            return self._held_ms
+        return self._held_ms + self._clock() - self._held_since
 
     def render(self) -> None:
         """Send the HTML of the text streamed since the last call (finished blocks, tails)."""
@@ -358,7 +380,7 @@ class PanelState:
         for open_text in dirty:
             open_text.render(self.sink)
 
-    def materialize(self) -> PanelData:
+    def materialize(self) -> dict[str, Any]:
         """Render what is pending, fold buffered parts into ``data`` and return it."""
         self.render()
         for args in self._open_args.values():
@@ -425,12 +447,12 @@ class PanelState:
         message = event.message
         role = getattr(message, "role", "custom")
         parent = self._turn_node if self._turn_node is not None else self._run_node
-        self._message_node = self._node("message", "Message", parent, role)
-        self._updates = None
         index = len(self.data["messages"])
-        entry: MessageEntry
+        target = {"message": index}
+        self._message_node = self._node("message", "Message", parent, role, target)
+        self._updates = None
         if role == "assistant":
-            entry = {
+            entry: dict[str, Any] = {
                 "role": "assistant",
                 "blocks": [],
                 "stop_reason": None,
@@ -515,11 +537,10 @@ class PanelState:
         assert index is not None
         return index
 
-    def _message_entry(self) -> AssistantEntry | None:
+    def _message_entry(self) -> dict[str, Any] | None:
         if self._message_index is None:
             return None
-        entry = self.data["messages"][self._message_index]
-        assert entry["role"] == "assistant"  # _message_index only ever points at one
+        entry: dict[str, Any] = self.data["messages"][self._message_index]
         return entry
 
     def _open_text(self, content_index: int, kind: str) -> _OpenText | None:
@@ -545,7 +566,7 @@ class PanelState:
         if entry is None or not tool_id:
             return None
         self._tool_of_index[content_index] = tool_id
-        block: ToolCallBlock = {"type": "toolCall", "id": tool_id, "name": call.name}
+        block = {"type": "toolCall", "id": tool_id, "name": call.name}
         entry["blocks"].append(block)
         self._sources.append(None)
         self.sink.push(["messages", self._mi(), "blocks"], dict(block))
@@ -603,7 +624,7 @@ class PanelState:
         self._tool_of_index = {}
         self._dirty = [t for t in self._dirty if t.stream is not None and t.dirty]
 
-    def _reconcile(self, entry: AssistantEntry, message: Any) -> None:
+    def _reconcile(self, entry: dict[str, Any], message: Any) -> None:
         """Make the blocks match the final message: every text block ended with the message's
         text (else it is rendered from it), tool calls in place (providers that skip updates)."""
         final: list[tuple[str, str]] = []
@@ -616,7 +637,7 @@ class PanelState:
                 final.append(("toolCall", block.id))
                 self._new_card(block.id, block.name, _args_text(block.arguments))
         current: list[tuple[str, str]] = []
-        kept: list[tuple[AssistantBlock, _OpenText | None]] = []
+        kept: list[tuple[dict[str, Any], _OpenText | None]] = []
         for block, source in zip(entry["blocks"], self._sources, strict=True):
             if block["type"] == "toolCall":
                 current.append(("toolCall", block["id"]))
@@ -630,7 +651,7 @@ class PanelState:
         if current == final:
             return
         names = {b.id: b.name for b in message.content if b.type == "toolCall"}
-        rebuilt: list[AssistantBlock] = []
+        rebuilt: list[dict[str, Any]] = []
         for kind, value in final:
             if kind == "toolCall":
                 rebuilt.append({"type": "toolCall", "id": value, "name": names[value]})
@@ -650,12 +671,14 @@ class PanelState:
         tool_id = event.tool_call_id
         if tool_id not in self.data["tools"]:
             self._new_card(tool_id, event.tool_name, _args_text(event.args))
-        self._tool_started[tool_id] = self._clock()
+        self._tool_started[tool_id] = self._clock() - self._held_now()
         self._set(["tools", tool_id, "status"], "running")
         self._set(["tools", tool_id, "start"], self._now())
         self._status("state", "running-tools")
         parent = self._turn_node if self._turn_node is not None else self._run_node
-        self._tool_nodes[tool_id] = self._node("tool", "Tool Execution", parent, event.tool_name)
+        self._tool_nodes[tool_id] = self._node(
+            "tool", "Tool Execution", parent, event.tool_name, {"tool": tool_id}
+        )
 
     def _on_tool_execution_update(self, event: ToolExecutionUpdateEvent) -> None:
         tool_id = event.tool_call_id
@@ -685,8 +708,10 @@ class PanelState:
         if tool_id not in self.data["tools"]:
             self._new_card(tool_id, event.tool_name, _args_text(getattr(event, "args", {})))
         self._result(tool_id, event.result)
-        started = self._tool_started.pop(tool_id, None)
-        duration = round(self._clock() - started, 1) if started is not None else None
+        started = self._tool_started.pop(tool_id, None)  # (the card's time leaves holds out)
+        duration = (
+            round(self._clock() - self._held_now() - started, 1) if started is not None else None
+        )
         self._set(["tools", tool_id, "duration_ms"], duration)
         self._set(["tools", tool_id, "is_error"], bool(event.is_error))
         self._set(["tools", tool_id, "status"], "error" if event.is_error else "done")
@@ -710,8 +735,6 @@ class PanelState:
         self._status("state", final)
         self._status("elapsed_ms", self._elapsed())
         self.ended = True
-        if self.data["step"]["held"] is not None:
-            self._set(["step", "held"], None)
 
     # -- state set from the widget (not from events) ---------------------------------------
 
@@ -719,10 +742,40 @@ class PanelState:
         if self.data["queue"] != queue:
             self._set(["queue"], queue)
 
-    def set_held(self, event_type: str | None) -> None:
-        self._set(["step", "held"], event_type)
-        if event_type is not None:
+    def set_held(self, point: str | None, words: tuple[str, str] | None = None) -> None:
+        """A step-mode hold starts at ``point`` (with what is held and what comes next in
+        words) or ends (``None``); the time held is kept apart from the nodes' durations."""
+        now = self._clock()
+        if self._held_since is not None:
+            self._held_ms += now - self._held_since
+            self._held_since = None
+        what, following = words if words is not None else (None, None)
+        # Any op may cut a frame, so a new hold is published last (after its count and words)
+        # and a release first: a frame never shows a hold with another hold's count or words.
+        if point is None:
+            self._set(["step", "held"], None)
+        else:
+            self._held_since = now
             self._set(["step", "count"], self.data["step"]["count"] + 1)
+        self._set(["step", "what"], what)
+        self._set(["step", "next"], following)
+        if point is not None:
+            self._set(["step", "held"], point)
+
+    def set_step_enabled(self, enabled: bool) -> None:
+        self._set(["step", "enabled"], enabled)
+
+    def set_context(self, context: dict[str, Any] | None) -> None:
+        """What the model is (about to be) sent: the latest request's readable view."""
+        self._set(["context"], context)
+
+    def set_context_held(self, held: bool) -> None:
+        if self.data["context"] is not None and self.data["context"]["held"] != held:
+            self._set(["context", "held"], held)
+
+    def set_context_json(self, text: str) -> None:
+        if self.data["context"] is not None:
+            self._set(["context", "json"], text)
 
     def set_note(self, note: str | None) -> None:
         self._status("note", note)
@@ -730,11 +783,7 @@ class PanelState:
     def add_compaction(self, count: int) -> None:
         """A one-line marker in the transcript: the model now sees a summary in place of the
         conversation's first ``count`` messages."""
-        entry: CompactionEntry = {
-            "role": "compaction",
-            "count": count,
-            "text": compaction_note(count),
-        }
+        entry = {"role": "compaction", "count": count, "text": compaction_note(count)}
         self.data["messages"].append(entry)
         self.sink.push(["messages"], dict(entry))
 
@@ -747,13 +796,13 @@ def compaction_note(count: int) -> str:
     return f"compacted {count} message{'s' if count != 1 else ''}"
 
 
-def _final_block(kind: str, text: str) -> TextBlock:
+def _final_block(kind: str, text: str) -> dict[str, Any]:
     block = text_block(kind)
     block["html"] = BlockStream.finish(text)
     return block
 
 
-def _plain_entry(message: Any) -> MessageEntry:
+def _plain_entry(message: Any) -> dict[str, Any]:
     role = getattr(message, "role", "custom")
     text, images = _content_parts(getattr(message, "content", ""))
     if role == "toolResult":
