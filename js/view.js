@@ -9,6 +9,9 @@
 // finished blocks before the tail and replaces only the tail (or appends to the raw text), so
 // the work per frame depends on the new text, never on the whole answer. The finished blocks
 // sit in chunks of CHUNK (div.pi-chunk), so the layout of a frame does not walk them all.
+//
+// The wire contract (the state tree, the ops, the messages both ways) is docs/panel-protocol.md;
+// js/test/contract.test.js checks this view against its generated fixture.
 
 import { Receiver } from "./deltas.js";
 
