@@ -527,6 +527,8 @@ class PanelState:
                     args = self._open_args.pop(tool_id, None)
                     if args is not None:
                         args.materialize()
+                    # The card keeps the call's final arguments, redacted (they streamed raw).
+                    self._set(["tools", tool_id, "args_text"], _args_text(sub.tool_call.arguments))
             case StartEvent() | DoneEvent() | ErrorEvent():
                 pass
             case _:
