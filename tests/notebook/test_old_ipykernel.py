@@ -129,6 +129,15 @@ def pump(kernel: Kernel, client: PanelClient, until: Callable[[], bool], timeout
             continue
 
 
+def settle(kernel: Kernel, attempts: int = 50) -> None:
+    """After an error reply ipykernel 6 aborts the requests that reach it while it flushes its
+    queue (a window that grows on a loaded machine): send no-ops until one runs."""
+    for _ in range(attempts):
+        if kernel.run("pass").status == "ok":
+            return
+    raise AssertionError(f"the kernel aborted {attempts} requests in a row")
+
+
 def test_the_kernel_runs_the_oldest_supported_ipykernel(old_kernel: Kernel) -> None:
     version = old_kernel.ok("import ipykernel; print(ipykernel.__version__)").stdout.strip()
     assert version.startswith(VERSION) and len(version.split(".")) == 3
@@ -165,6 +174,7 @@ def test_the_stop_button_cancels_a_plain_run(old_kernel: Kernel) -> None:
     assert sent and result.status == "error"
     assert result.error is not None and result.error["ename"] == "CancelledError"
     assert "assistant [aborted]" in result.stdout
+    settle(old_kernel)  # the next test's cells must not land in the abort window
 
 
 def test_a_panel_run_goes_to_the_background_where_its_abort_works(old_kernel: Kernel) -> None:
