@@ -42,6 +42,13 @@ from ..tools import (
     refresh_tools,
 )
 from ..tools import undo as undo_tools
+from .conversation import (
+    POLICY_TEXT,
+    approval_policy,
+    as_policy,
+    set_approval_policy,
+    tools_text,
+)
 from .expansion import ExpansionError, expand
 from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, format_help, parse_options
@@ -159,10 +166,14 @@ def _prepare_agent(
         agent.state.system_prompt = options.system
     if options.thinking is not None:
         agent.state.thinking_level = options.thinking  # type: ignore[assignment]
-    if options.tools:
+    if options.no_tools:
+        agent.state.tools = []
+    elif options.tools:  # exactly these, from now on
         agent.state.tools = _resolve_tools(options.tools, namespace)
     else:  # re-running the cell that defines a @tool replaces it
         agent.state.tools = refresh_tools(agent.state.tools)
+    if options.approve is not None:  # the conversation's policy from now on
+        set_approval_policy(agent, as_policy(options.approve))
     session.current = agent
     return agent
 
@@ -190,14 +201,15 @@ def _max_turns_hook(
 def _install_tool_hooks(
     agent: Agent, options: AgentOptions, namespace: dict[str, Any], panel: AgentPanel | None
 ) -> Callable[[], None]:
-    """Start this run's undo step (in the agent's own undo record) and install ``--approve``;
-    returns what ends both."""
+    """Start this run's undo step (in the agent's own undo record) and install the
+    conversation's approval policy for the run; returns what ends both."""
     end_undo_step = begin_run(namespace, agent)
-    if options.approve is None:
+    policy = approval_policy(agent)
+    if policy == "none":
         return end_undo_step
     previous = agent.before_tool_call
     approver = preferring_programmatic(panel.request_approval if panel is not None else None)
-    mode: ApprovalMode = "all" if options.approve == "all" else "writes"
+    mode: ApprovalMode = "all" if policy == "all" else "writes"
     agent.before_tool_call = approval_hook(mode, approver, previous)
 
     def restore() -> None:
@@ -386,11 +398,34 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
             f"cost: ${cost:.4f}",
+            f"tools: {tools_text(agent.state.tools)}",
+            f"approvals: {POLICY_TEXT[approval_policy(agent)]}",
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
+            *_queued_lines(agent),
             f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",
         ]
     )
     return redact(text)
+
+
+def _queued_lines(agent: Agent) -> list[str]:
+    """Each queued message and where it will land (the next %%agent cell delivers them)."""
+    lines = [f"  steer: {_one_line(m)}" for m in agent.steering_queue]
+    lines += [f"  follow-up: {_one_line(m)}" for m in agent.follow_up_queue]
+    if lines and not agent.is_running:
+        lines.append(
+            "  (the next %%agent cell delivers them: steering with its prompt, follow-ups "
+            "after its answer; %agent reset drops them)"
+        )
+    return lines
+
+
+def _one_line(message: Any, limit: int = 80) -> str:
+    content = getattr(message, "content", "")
+    if not isinstance(content, str):
+        content = " ".join(getattr(b, "text", "") for b in content if b.type == "text")
+    text = " ".join(content.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def line_command(line: str) -> Any:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
-APPROVE_MODES = ("writes", "all")
+APPROVE_MODES = ("writes", "all", "none")
 
 DESCRIPTION = """\
 Run the agent on the cell body (the prompt). {name} / {expr} in the prompt are expanded from
@@ -26,6 +26,8 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 EPILOG = """\
 line commands: %agent reset | steer TEXT | followup TEXT | abort | status | history | events |
                model NAME | last | undo | help
+tools and the approval policy belong to the conversation: they stay for later cells (also
+through --new and %agent reset) until --tools / --no-tools / --approve change them.
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
 OpenAI, OpenRouter) > a local Ollama on localhost:11434 > the built-in 'demo' model.
 """
@@ -45,6 +47,7 @@ class AgentOptions:
     system: str | None = None
     thinking: str | None = None
     tools: list[str] = field(default_factory=list)
+    no_tools: bool = False
     new: bool = False
     agent: str | None = None
     max_turns: int | None = None
@@ -52,6 +55,7 @@ class AgentOptions:
     background: bool = False
     step: bool = False
     approve: str | None = None
+    max_tokens: int | None = None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,16 +100,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         nargs="+",
         default=[],
-        help="tools by name, comma- or space-separated: AgentTools (or lists of them) in the "
-        "notebook namespace, or a built-in collection ('notebook': list_variables, "
-        "inspect_variable, run_python, set_variable) or one of its tools",
+        help="the conversation's tools from now on, exactly these (they replace the current "
+        "ones and stay for later cells), comma- or space-separated: AgentTools (or lists of "
+        "them) in the notebook namespace, or a built-in collection ('notebook': "
+        "list_variables, inspect_variable, run_python, set_variable) or one of its tools",
+    )
+    add(
+        "--no-tools",
+        action="store_true",
+        help="remove every tool from the conversation (for this and later cells)",
     )
     add(
         "--approve",
         choices=APPROVE_MODES,
-        help="ask before tool calls: 'writes' before a tool writes variables or runs code, "
-        "'all' before every tool (in the panel, or the approver set with "
-        "pi_notebook.tools.set_approver; with neither, such calls are refused)",
+        help="the conversation's approval policy from now on (it stays for later cells): "
+        "'writes' asks before a tool writes variables or runs code, 'all' before every tool, "
+        "'none' turns approvals off. Asked in the panel (unanswered for "
+        "$PI_NOTEBOOK_APPROVAL_TIMEOUT seconds, default 600, the call is refused) or by the "
+        "approver set with pi_notebook.tools.set_approver; with neither, such calls are refused",
     )
     add("--new", action="store_true", help="start a fresh conversation")
     add(
@@ -115,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
         "instead of the default conversation",
     )
     add("--max-turns", metavar="N", type=_positive, help="stop after N model turns")
+    add(
+        "--max-tokens",
+        metavar="N",
+        type=_positive,
+        help="most output tokens per model reply in this cell (default: the Agent's own "
+        "max_tokens, else the model's, else the catalogue's for its id, else 4096)",
+    )
     add(
         "--plain",
         action="store_true",
@@ -157,9 +176,21 @@ def parse_options(line: str) -> AgentOptions:
     if given and not values["tools"]:
         raise OptionsError(
             f"{parser.format_usage()}%%agent: error: --tools names no tool "
-            f"(got {' '.join(given)!r}); leave --tools out to keep the current tools"
+            f"(got {' '.join(given)!r}); leave --tools out to keep the current tools, "
+            "or use --no-tools to remove them"
+        )
+    if values["tools"] and values["no_tools"]:
+        raise OptionsError(
+            f"{parser.format_usage()}%%agent: error: --tools and --no-tools contradict each other"
         )
     return AgentOptions(**values)
 
 
-__all__ = ["THINKING_LEVELS", "AgentOptions", "OptionsError", "format_help", "parse_options"]
+__all__ = [
+    "APPROVE_MODES",
+    "THINKING_LEVELS",
+    "AgentOptions",
+    "OptionsError",
+    "format_help",
+    "parse_options",
+]
