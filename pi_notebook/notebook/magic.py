@@ -50,6 +50,7 @@ from .conversation import (
     tools_text,
 )
 from .expansion import ExpansionError, expand
+from .limits import apply_limit, output_limit
 from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, format_help, parse_options
 from .render import final_text, render_transcript
@@ -240,9 +241,17 @@ async def execute(
     if options.max_turns is not None:
         agent.should_stop_after_turn = _max_turns_hook(agent, options.max_turns)
     restore_tool_hooks = _install_tool_hooks(agent, options, namespace, panel)
+    limit = output_limit(agent, options.max_tokens)
+    restore_limit = apply_limit(agent, limit)
+    if panel is not None:
+        panel.set_max_tokens(limit.tokens)
     interrupted = False
     try:
         await agent.prompt(prompt)
+        # Interrupt & send: the aborted run has closed; the message is the next prompt, now,
+        # in the same panel.
+        while panel is not None and (text := panel.take_interrupt()) is not None:
+            await agent.prompt(text)
     except asyncio.CancelledError:
         interrupted = True
         raise
@@ -250,6 +259,7 @@ async def execute(
         unsubscribe()
         agent.should_stop_after_turn = previous_hook
         restore_tool_hooks()
+        restore_limit()
         new_messages = agent.state.messages[start:]
         session.last_run = log
         session.last_reply = final_text(new_messages)
@@ -260,7 +270,7 @@ async def execute(
                 text = f"{text}\n{INTERRUPTED}" if text else INTERRUPTED
             show(text)
         else:
-            _close_panel(*opened, interrupted)
+            await _close_panel(agent, *opened, interrupted)
     check_replay(new_messages)  # a replay that diverged from its recording fails the cell
 
 
@@ -279,16 +289,25 @@ def _open_panel(
     return panel, handle
 
 
-def _close_panel(panel: AgentPanel, handle: Any, interrupted: bool) -> None:
-    """End of run: last frame, then the output becomes the static transcript (no widget view
-    left, so a saved notebook reads everywhere) and the widget is closed (no comm or state kept
-    alive per finished cell)."""
+async def _close_panel(agent: Agent, panel: AgentPanel, handle: Any, interrupted: bool) -> None:
+    """End of run: the unsent draft in the panel's box becomes a follow-up the next cell
+    delivers, the last frame goes out, then the output becomes the static transcript (no
+    widget view left, so a saved notebook reads everywhere) and the widget is closed (no comm
+    or state kept alive per finished cell)."""
     from IPython.display import DisplayHandle
 
+    # An interrupted (cancelled) cell must not wait: it keeps the draft the view last sent.
+    draft = panel.take_draft() if interrupted else await panel.collect_draft()
+    notes = ["interrupted"] if interrupted else []
+    if draft:
+        agent.follow_up(draft)
+        notes.append("your unsent text is queued as a follow-up for the next %%agent cell")
+    panel.refresh_queue()  # what the run left queued (the static transcript lists it)
+    note = "; ".join(notes) or None
     if not isinstance(handle, DisplayHandle):  # nowhere to put the transcript: stay live
-        panel.finish(note="interrupted" if interrupted else None)
+        panel.finish(note=note)
         return
-    panel.finish(note="interrupted" if interrupted else None, sync=False)
+    panel.finish(note=note, sync=False)
     handle.update(panel.static_bundle(), raw=True)  # type: ignore[no-untyped-call]
     panel.close()
 
@@ -399,6 +418,7 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             f"tokens: {tokens_in} in, {tokens_out} out",
             f"cost: ${cost:.4f}",
             f"tools: {tools_text(agent.state.tools)}",
+            f"output limit: {output_limit(agent).text()}",
             f"approvals: {POLICY_TEXT[approval_policy(agent)]}",
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
             *_queued_lines(agent),

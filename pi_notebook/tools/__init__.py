@@ -7,7 +7,8 @@
   conversation has its own record; what the user changed since is kept);
   :func:`protect`: names the agent may not write.
 - Approvals: :class:`ApprovalRequest`, :data:`Approver`, :func:`set_approver`,
-  :func:`approval_hook` (``%%agent --approve writes|all``).
+  :func:`approval_hook` (``%%agent --approve writes|all``); :class:`ApprovalTimeout` and
+  :func:`approval_timeout` (``PI_NOTEBOOK_APPROVAL_TIMEOUT``) for an approval nobody answers.
 """
 
 from __future__ import annotations
@@ -18,12 +19,16 @@ from typing import Any
 from ..agent.types import AgentTool
 from .approval import (
     APPROVAL_MODES,
+    APPROVAL_TIMEOUT_ENV,
     DENIED,
     ApprovalMode,
     ApprovalRequest,
+    ApprovalTimeout,
     Approver,
     approval_hook,
+    approval_timeout,
     current_approver,
+    format_seconds,
     preferring_programmatic,
     set_approver,
     writes_namespace,
@@ -64,19 +69,23 @@ def builtin_tools(name: str, namespace: dict[str, Any] | None = None) -> list[Ag
 
 __all__ = [
     "APPROVAL_MODES",
+    "APPROVAL_TIMEOUT_ENV",
     "BUILTIN_COLLECTIONS",
     "DENIED",
     "NOTEBOOK_TOOL_NAMES",
     "ApprovalMode",
     "ApprovalRequest",
+    "ApprovalTimeout",
     "Approver",
     "ToolError",
     "UndoReport",
     "Workspace",
     "approval_hook",
+    "approval_timeout",
     "begin_run",
     "builtin_tools",
     "current_approver",
+    "format_seconds",
     "is_function_tool",
     "notebook_tools",
     "preferring_programmatic",

@@ -112,7 +112,8 @@ def test_static_html_keeps_what_the_live_panel_shows() -> None:
     assert status.select_one(".pi-tokens").get_text().endswith(" out")
     assert status.select_one(".pi-cost").get_text().startswith("$")
     roles = [m["data-role"] for m in root.select(".pi-transcript > .pi-message")]
-    assert roles == ["user", "assistant", "toolResult", "assistant"]
+    assert roles == ["user", "assistant", "assistant"], "a result its tool card shows: once"
+    assert "shown in the card" not in root.get_text()
     assert root.select_one(".pi-message[data-role=user] code").get_text() == "it"
     thinking = root.select_one("details.pi-thinking")
     assert "open" not in thinking.attrs and thinking.get_text().strip() == "thinkingPlot first."

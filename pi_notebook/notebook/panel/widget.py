@@ -27,8 +27,11 @@ import traitlets
 
 from ...agent.events import AGENT_EVENT_TYPES
 from ...ai import AbortSignal
+from ...tools import ApprovalTimeout, approval_timeout, format_seconds
+from ..estimate import estimate_context_tokens
 from ..render import render_transcript
 from .assets import frontend
+from .handover import FINAL_DRAFT_WAIT, Handover
 from .state import PanelState
 from .static import render_static_html
 from .step import StepGate
@@ -74,6 +77,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._approvals: dict[str, tuple[dict[str, Any], asyncio.Future[bool]]] = {}
         self._messages: list[Any] = []
         self._plain: str | None = None
+        self._handover = Handover()
         self.finished = False
         super().__init__(state=self._state_for_sync(), **kwargs)
         self.transport.before_flush = self._state.render
@@ -127,11 +131,16 @@ class AgentPanel(anywidget.AnyWidget):
             self._unsubscribe = None
 
     def _listener(self, event: Any, signal: AbortSignal) -> Awaitable[None] | None:
-        self._state.apply(event)
         kind = event.type
         if kind in _STRUCTURAL:
+            if kind == "agent_end" and signal.aborted:  # also when aborted during tools
+                self._state.aborted = True
+            elif kind == "message_start" and getattr(event.message, "role", "") == "assistant":
+                self._estimate_request()
+        self._state.apply(event)
+        if kind in _STRUCTURAL:
             if kind == "message_start" or kind == "agent_end":
-                self._refresh_queue()
+                self.refresh_queue()
             if kind == "message_end":
                 self._messages.append(event.message)
             if kind == "agent_end":
@@ -142,6 +151,19 @@ class AgentPanel(anywidget.AnyWidget):
             self.transport.flush()
             return self._step.hold(kind, signal)
         return None
+
+    def _estimate_request(self) -> None:
+        """The prompt's size in tokens, estimated once per model request (Pi's 4 characters a
+        token), shown until the provider reports usage."""
+        agent = self._agent
+        if agent is not None:
+            state = agent.state
+            tokens = estimate_context_tokens(state.messages, state.system_prompt, state.tools)
+            self._state.set_context_estimate(tokens)
+
+    def set_max_tokens(self, limit: int | None) -> None:
+        """The output limit of the run's requests (named when a reply is cut by it)."""
+        self._state.set_max_tokens(limit)
 
     def finish(self, note: str | None = None, *, sync: bool = True) -> None:
         """End of the run: last frame, step gate open, approvals denied; with ``sync`` the full
@@ -227,23 +249,31 @@ class AgentPanel(anywidget.AnyWidget):
                 self._state.set_note("abort requested")
             else:
                 self._state.set_note("no run is active")
-        elif kind in ("steer", "followup"):
+        elif kind in ("steer", "followup", "interrupt_send"):
             text = str(content.get("text", "")).strip()
+            self._handover.sent()
             if not text:
-                self._state.set_note(f"{kind}: type a message first")
-            elif not running or agent is None:
-                self._state.set_note("no run is active: write a new %%agent cell")
-            else:
-                if kind == "steer":
-                    agent.steer(text)
-                else:
+                self._state.set_note(f"{kind.replace('_', ' ')}: type a message first")
+            elif agent is None:
+                self._state.set_note("this panel's run is gone: write a new %%agent cell")
+            elif kind == "interrupt_send" and running:
+                self._handover.interrupt_with(text)
+                self._step.run_to_end()
+                agent.abort()
+                self._state.set_note("interrupting: your message is sent when the stream stops")
+            else:  # sent as the run ends: the next %%agent cell delivers it
+                if kind == "followup":
                     agent.follow_up(text)
-                self._state.set_note(None)
-                self._refresh_queue()
+                else:
+                    agent.steer(text)
+                self._state.set_note(None if running else "queued for the next %%agent cell")
+            self.refresh_queue()
+        elif kind == "draft":
+            self._handover.on_draft(str(content.get("text", "")), final=bool(content.get("final")))
         elif kind == "clear_queue":
             if agent is not None:
                 agent.clear_all_queues()
-            self._refresh_queue()
+            self.refresh_queue()
         elif kind == "next":
             self._step.next()
         elif kind == "run_to_end":
@@ -252,14 +282,42 @@ class AgentPanel(anywidget.AnyWidget):
             self._resolve_approval(str(content.get("tool_call_id", "")), content.get("approved"))
         self.transport.flush()
 
-    def _refresh_queue(self) -> None:
+    def refresh_queue(self) -> None:
+        """Show the agent's queues (and a pending *Interrupt & send*) as they are now."""
         agent = self._agent
         if agent is None:
             return
-        items = [{"kind": "steer", "text": _message_text(m)} for m in agent.steering_queue] + [
-            {"kind": "followup", "text": _message_text(m)} for m in agent.follow_up_queue
-        ]
+        items = [{"kind": "interrupt", "text": t} for t in self._handover.interrupting]
+        items += [{"kind": "steer", "text": _message_text(m)} for m in agent.steering_queue]
+        items += [{"kind": "followup", "text": _message_text(m)} for m in agent.follow_up_queue]
         self._state.set_queue(items)
+
+    # -- what must outlive the run (the draft, interrupt and send) ---------------------------
+
+    def take_interrupt(self) -> str | None:
+        """An *Interrupt & send* message to prompt with now that the stream stopped, or None."""
+        text = self._handover.take_interrupt()
+        if text is not None:
+            self._state.set_note(None)
+            self.refresh_queue()
+        return text
+
+    async def collect_draft(self, timeout: float = FINAL_DRAFT_WAIT) -> str:
+        """The unsent draft in the panel's box at the end of the run ("" for none): a
+        connected view is asked for its final draft (so nothing typed up to now is lost),
+        otherwise the latest draft a view sent is used."""
+        if not self.transport.ready or self.finished:
+            return self._handover.take_draft()
+
+        def announce() -> None:
+            self.transport.flush()
+            self.send({"type": "closing"})
+
+        return await self._handover.final_draft(announce, timeout)
+
+    def take_draft(self) -> str:
+        """The latest draft a view sent, without asking (an interrupted run cannot wait)."""
+        return self._handover.take_draft()
 
     def _on_hold(self, event_type: str | None) -> None:
         self._state.set_held(event_type)
@@ -268,16 +326,22 @@ class AgentPanel(anywidget.AnyWidget):
     # -- approvals (used by the tools' approver) -------------------------------------------
 
     async def request_approval(self, request: Any, signal: AbortSignal | None = None) -> bool:
-        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort)."""
+        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort).
+
+        Unanswered after :func:`~pi_notebook.tools.approval_timeout` seconds (no front end
+        attached, or nobody there), it raises :class:`~pi_notebook.tools.ApprovalTimeout`:
+        the call is refused and the panel says so.
+        """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool] = loop.create_future()
         card = {
             "tool_call_id": request.tool_call_id,
             "tool_name": request.tool_name,
             "summary": request.summary,
-            "args_text": json.dumps(request.args, indent=2, default=str, sort_keys=True),
+            "args_text": json.dumps(request.args, indent=2, default=str, ensure_ascii=False),
         }
         self._approvals[request.tool_call_id] = (card, future)
+        self._state.set_tool_status(request.tool_call_id, "awaiting-approval")
         self._publish_approvals()
 
         def deny() -> None:
@@ -285,12 +349,20 @@ class AgentPanel(anywidget.AnyWidget):
                 future.set_result(False)
 
         remove = signal.add_listener(deny) if signal is not None else None
+        timeout = approval_timeout()
         try:
-            return await future
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            self._state.set_note(
+                f"no answer to the approval of {request.tool_name} within "
+                f"{format_seconds(timeout)}: the call was refused"
+            )
+            raise ApprovalTimeout(timeout) from None
         finally:
             if remove is not None:
                 remove()
             self._approvals.pop(request.tool_call_id, None)
+            self._state.set_tool_status(request.tool_call_id, "running", only="awaiting-approval")
             self._publish_approvals()
 
     def _resolve_approval(self, tool_call_id: str, approved: Any) -> None:
