@@ -35,6 +35,7 @@ from ..events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from ..partial import REQUEST_ABORTED
 from ..registry import maybe_await
 from ..secrets import redact as redact_secrets
+from ..secrets import redact_url
 from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, empty_reply
 
 DEFAULT_MAX_RETRIES = 2
@@ -366,8 +367,8 @@ async def send_with_retries(
         response: httpx.Response | None = None
         try:
             response = await client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            message = describe_exception(exc)
+        except httpx.TransportError as exc:  # name the server (never its credentials)
+            message = f"{describe_exception(exc)} (server: {redact_url(prepared.url)})"
             if attempt >= max_retries:
                 raise ProviderError(message) from None
         else:
