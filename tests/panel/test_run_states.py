@@ -187,11 +187,17 @@ def test_a_notebook_tools_namespace_line_is_shown_once_in_its_card() -> None:
 def test_waiting_for_the_model_until_the_first_token() -> None:
     provider = faux([faux_assistant_message("Hello there")])
     state = PanelState(OpList())
+    state.set_context_estimate(50)  # the widget's estimate of the request being sent
     seen: list[tuple[str, Any]] = []
+    asked = False
     for event in run(collect_events(provider)):
         state.apply(event)
+        state.render()  # a frame
         status = state.data["status"]
         seen.append((status["state"], status["waiting_since"]))
+        asked = asked or getattr(getattr(event, "message", None), "role", "") == "assistant"
+        if status["state"] == "waiting" and not asked:  # before the provider reports usage
+            assert (status["est_in"], status["est_out"]) == (50, 0), "the prompt's size shows"
     states = [s for s, _ in seen]
     first_streaming = states.index("streaming")
     assert states[0] == "waiting" and set(states[:first_streaming]) == {"waiting"}

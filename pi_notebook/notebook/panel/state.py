@@ -377,7 +377,7 @@ class PanelState:
         dirty, self._dirty = self._dirty, []
         for open_text in dirty:
             open_text.render(self.sink)
-        if self._message_index is not None:
+        if self._message_index is not None or self._waiting:
             est_in, est_out = self._live_estimate()
             self._status("est_in", est_in)
             self._status("est_out", est_out)
@@ -669,6 +669,7 @@ class PanelState:
         self._status("cost", round(status["cost"] + usage.cost.total, 6))
         self._status("elapsed_ms", self._elapsed())
         self._partial = None
+        self._chars = 0
         self._waiting = False
         self._status("waiting_since", None)
         self._message_index = None

@@ -135,8 +135,8 @@ class AgentPanel(anywidget.AnyWidget):
         if kind in _STRUCTURAL:
             if kind == "agent_end" and signal.aborted:  # also when aborted during tools
                 self._state.aborted = True
-            elif kind == "message_start" and getattr(event.message, "role", "") == "assistant":
-                self._estimate_request()
+            elif kind == "message_end" and getattr(event.message, "role", "") != "assistant":
+                self._estimate_request()  # the next request holds this message: its size
         self._state.apply(event)
         if kind in _STRUCTURAL:
             if kind == "message_start" or kind == "agent_end":
@@ -153,8 +153,9 @@ class AgentPanel(anywidget.AnyWidget):
         return None
 
     def _estimate_request(self) -> None:
-        """The prompt's size in tokens, estimated once per model request (Pi's 4 characters a
-        token), shown until the provider reports usage."""
+        """The next request's size in tokens (Pi's 4 characters a token), estimated when a
+        prompt, steering message or tool result joins the transcript (not per token), shown
+        while the model thinks and until the provider reports usage."""
         agent = self._agent
         if agent is not None:
             state = agent.state
