@@ -100,3 +100,10 @@ def test_bench_validation_prints_every_peer_and_workload() -> None:
     out = run_bench("bench_validation.py", "--calls", "3", "--repeat", "1")
     for word in ("ours", "uncached", "jsonschema", "fastjsonschema", "run_python", "4 mistakes"):
         assert word in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_mcp_times_every_peer() -> None:
+    out = run_bench("bench_mcp.py", "--calls", "5", "--repeat", "1")
+    for row in ("sdk ", "ours ", "ours+tool ", "ours / sdk", "ours+tool / sdk"):
+        assert row in out

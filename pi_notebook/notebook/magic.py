@@ -38,6 +38,8 @@ from ..tools import (
     approval_hook,
     begin_run,
     builtin_tools,
+    close_mcp_servers_soon,
+    mcp_status_lines,
     preferring_programmatic,
     refresh_tools,
 )
@@ -423,6 +425,7 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
             *_queued_lines(agent),
             f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",
+            *mcp_status_lines(),
         ]
     )
     return redact(text)
@@ -476,11 +479,16 @@ def line_command(line: str) -> Any:
     except ModelError as exc:
         raise UsageError(f"%agent: {exc}") from None
     if command == "reset":
+        if rest not in ("", "--mcp"):
+            raise UsageError(f"%agent reset: unknown option {rest!r}; expected --mcp or nothing")
         if agent.is_running:
             raise UsageError("%agent reset: a run is active; %agent abort first")
         agent.reset()
         session.last_run = None
         print("conversation reset")
+        if rest == "--mcp":
+            closing = close_mcp_servers_soon()
+            print(f"closing {closing} MCP server connection(s); they reconnect on the next call")
     elif command in ("steer", "followup"):
         text = _expanded(rest, namespace, f"%agent {command}")
         if not text:

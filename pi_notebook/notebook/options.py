@@ -24,8 +24,8 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 """
 
 EPILOG = """\
-line commands: %agent reset | steer TEXT | followup TEXT | abort | status | history | events |
-               model NAME | last | undo | help
+line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
+               events | model NAME | last | undo | help
 tools and the approval policy belong to the conversation: they stay for later cells (also
 through --new and %agent reset) until --tools / --no-tools / --approve change them.
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,

@@ -9,6 +9,9 @@
 - Approvals: :class:`ApprovalRequest`, :data:`Approver`, :func:`set_approver`,
   :func:`approval_hook` (``%%agent --approve writes|all``); :class:`ApprovalTimeout` and
   :func:`approval_timeout` (``PI_NOTEBOOK_APPROVAL_TIMEOUT``) for an approval nobody answers.
+- MCP servers: :func:`mcp_tools` (a server's tools as ``AgentTool`` s, needs the ``mcp`` extra),
+  :func:`close_mcp_servers` / :func:`close_mcp_servers_soon` (``%agent reset --mcp``),
+  :func:`mcp_status_lines` (``%agent status``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from .approval import (
 )
 from .function_tool import is_function_tool, refresh_tools, tool
 from .journal import UndoReport
+from .mcp import McpServerError, close_mcp_servers, mcp_tools, mcp_tools_async
+from .mcp import close_soon as close_mcp_servers_soon
+from .mcp import status_lines as mcp_status_lines
 from .notebook import (
     NOTEBOOK_TOOL_NAMES,
     ToolError,
@@ -77,6 +83,7 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalTimeout",
     "Approver",
+    "McpServerError",
     "ToolError",
     "UndoReport",
     "Workspace",
@@ -84,9 +91,14 @@ __all__ = [
     "approval_timeout",
     "begin_run",
     "builtin_tools",
+    "close_mcp_servers",
+    "close_mcp_servers_soon",
     "current_approver",
     "format_seconds",
     "is_function_tool",
+    "mcp_status_lines",
+    "mcp_tools",
+    "mcp_tools_async",
     "notebook_tools",
     "preferring_programmatic",
     "protect",
