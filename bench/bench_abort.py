@@ -16,9 +16,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pi_notebook.ai import AbortController, Context, Model, StreamOptions, UserMessage, stream
-from pi_notebook.ai.providers._http import aclose_client
-from pi_notebook.ai.registry import resolve_stream
+from pi_notebook.ai import (
+    AbortController,
+    Context,
+    Model,
+    StreamOptions,
+    UserMessage,
+    maybe_await,
+    stream,
+)
+from pi_notebook.ai.providers import aclose_client
 from tests.providers.server import ScriptServer, named_sse, sse, stall
 
 OPENAI_FIRST = sse({"choices": [{"index": 0, "delta": {"content": "partial"}}]}, end=False)
@@ -41,7 +48,7 @@ async def once(server: ScriptServer, model: Model, first: bytes) -> tuple[float,
     server.queue(stall(server, first, started))
     controller = AbortController()
     options = StreamOptions(api_key="sk-bench", signal=controller.signal, max_retries=0)
-    response = await resolve_stream(
+    response = await maybe_await(
         stream(model, Context(messages=[UserMessage(content="hi")]), options)
     )
     async for event in response:

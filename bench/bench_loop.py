@@ -52,8 +52,8 @@ from pi_notebook.ai import (  # noqa: E402
     faux_text,
     faux_tool_call,
     register_faux_provider,
+    unregister_api_provider,
 )
-from pi_notebook.ai.registry import unregister_api_provider  # noqa: E402
 
 PI_VERSION = "0.82.1"
 PI_DIR = BENCH / ".pi"

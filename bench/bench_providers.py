@@ -16,7 +16,7 @@ Starts a local HTTP server (a subprocess on 127.0.0.1) that streams a chat compl
 Prints the best of ``--repeat`` runs for each, and the ratios. Targets: ours within 1.3x of
 raw, and faster than the SDK. It must never talk to anything but its own local server.
 
-    PYTHONPATH=. python bench/bench_providers.py [--chunks 25000] [--repeat 5]
+    PYTHONPATH=. python bench/bench_providers.py [--chunks 25000] [--repeat 5] [--obfuscation]
 """
 
 from __future__ import annotations
@@ -25,14 +25,17 @@ import argparse
 import asyncio
 import json
 import os
+import random
+import string
 import subprocess
 import sys
 import time
 from typing import Any
 
 
-def _payload(chunks: int) -> bytes:
+def _payload(chunks: int, obfuscation: bool = False) -> bytes:
     parts = []
+    noise = random.Random(7)
     base = {
         "id": "chatcmpl-bench",
         "object": "chat.completion.chunk",
@@ -45,10 +48,14 @@ def _payload(chunks: int) -> bytes:
         delta = {"content": words[i % len(words)]}
         if i == 0:
             delta["role"] = "assistant"
-        chunk = {
+        chunk: dict[str, Any] = {
             **base,
             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
         }
+        if obfuscation:  # OpenAI pads every chunk with a random string of random length
+            chunk["obfuscation"] = "".join(
+                noise.choices(string.ascii_letters, k=noise.randint(1, 12))
+            )
         parts.append(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n")
     final = {
         **base,
@@ -69,8 +76,8 @@ def _payload(chunks: int) -> bytes:
 # Server (runs in a subprocess)
 
 
-async def _serve(chunks: int) -> None:
-    await serve_body(_payload(chunks))
+async def _serve(chunks: int, obfuscation: bool) -> None:
+    await serve_body(_payload(chunks, obfuscation))
 
 
 async def serve_body(body: bytes) -> None:
@@ -147,7 +154,7 @@ _CONTENT = '"content": "'
 
 
 async def _least_events(lines: Any, partial: Any) -> Any:
-    from pi_notebook.ai.partial import grow_text
+    from pi_notebook.ai import grow_text
 
     skip = len(_CONTENT)
     async for line in lines:
@@ -174,12 +181,11 @@ async def run_raw_events(client: Any, url: str) -> int:
 
 
 async def run_ours(client: Any, url: str) -> int:
-    from pi_notebook.ai import Context, Model, StreamOptions, UserMessage, resolve_stream
-    from pi_notebook.ai.registry import stream
+    from pi_notebook.ai import Context, Model, StreamOptions, UserMessage, maybe_await, stream
 
     model = Model(id="bench-model", api="openai-completions", provider="bench", base_url=url)
     context = Context(messages=[UserMessage(content="go")])
-    s = await resolve_stream(stream(model, context, StreamOptions(api_key="bench")))
+    s = await maybe_await(stream(model, context, StreamOptions(api_key="bench")))
     n = 0
     async for event in s:
         if event.type == "text_delta":
@@ -240,13 +246,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=25_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--obfuscation",
+        action="store_true",
+        help="give every chunk a random 'obfuscation' field, as OpenAI's own API does",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(_serve(args.chunks))
+        asyncio.run(_serve(args.chunks, args.obfuscation))
         return
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--chunks", str(args.chunks)],
+        [sys.executable, __file__, "--serve", "--chunks", str(args.chunks)]
+        + (["--obfuscation"] if args.obfuscation else []),
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ},
@@ -260,7 +272,10 @@ def main() -> None:
         proc.terminate()
         proc.wait()
     n = args.chunks
-    print(f"stream of {n} chunks, best of {args.repeat} (clients made once, warm-up untimed):")
+    shape = " with OpenAI's per-chunk obfuscation field" if args.obfuscation else ""
+    print(
+        f"stream of {n} chunks{shape}, best of {args.repeat} (clients made once, warm-up untimed):"
+    )
     for name in PEERS:
         us = best[name] / n * 1e6
         rate = n / best[name]

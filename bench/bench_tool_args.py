@@ -50,16 +50,15 @@ from pi_notebook.ai import (  # noqa: E402
     Model,
     StreamOptions,
     ToolCall,
+    ToolCallDeltaEvent,
     UserMessage,
     empty_reply,
-    resolve_stream,
+    maybe_await,
+    stream,
 )
-from pi_notebook.ai._base import bare_instance, set_fields  # noqa: E402
-from pi_notebook.ai.events import ToolCallDeltaEvent  # noqa: E402
 from pi_notebook.ai.json_parse import parse_json_object  # noqa: E402
 from pi_notebook.ai.partial import RawArguments, grow_tool_call  # noqa: E402
 from pi_notebook.ai.providers import aclose_client, openai_completions  # noqa: E402
-from pi_notebook.ai.registry import stream  # noqa: E402
 
 _SNIPPET = '''def summarise(frame, column="value"):
     """Mean and spread of one column, by group (µ, σ)."""
@@ -98,12 +97,7 @@ def _partial() -> Any:
 
 
 def _delta_event(partial: Any, index: int, fragment: str) -> ToolCallDeltaEvent:
-    event = bare_instance(ToolCallDeltaEvent)
-    set_fields(
-        event,
-        {"type": "toolcall_delta", "content_index": index, "delta": fragment, "partial": partial},
-    )
-    return event
+    return ToolCallDeltaEvent(index, fragment, partial)
 
 
 def old_grow_tool_call(
@@ -199,7 +193,7 @@ async def client_cpu(url: str, grow: Callable[..., ToolCallDeltaEvent]) -> tuple
         model = Model(id="bench-model", api="openai-completions", provider="bench", base_url=url)
         context = Context(messages=[UserMessage(content="go")])
         start = time.process_time()
-        s = await resolve_stream(stream(model, context, StreamOptions(api_key="bench")))
+        s = await maybe_await(stream(model, context, StreamOptions(api_key="bench")))
         async for _event in s:
             pass
         result = await s.result()

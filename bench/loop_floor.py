@@ -36,11 +36,8 @@ for path in (ROOT, BENCH):
 
 from bench_loop import delta_responses, run_once  # noqa: E402
 
-from pi_notebook.agent import AbortController  # noqa: E402
-from pi_notebook.agent.events import MessageUpdateEvent  # noqa: E402
-from pi_notebook.ai import Model, TextContent, empty_reply  # noqa: E402
-from pi_notebook.ai._base import bare_instance, set_fields, shallow_copy  # noqa: E402
-from pi_notebook.ai.events import TextDeltaEvent  # noqa: E402
+from pi_notebook.agent import AbortController, MessageUpdateEvent  # noqa: E402
+from pi_notebook.ai import Model, TextContent, TextDeltaEvent, empty_reply  # noqa: E402
 
 
 class _State:
@@ -64,8 +61,8 @@ def floor_run(deltas: int) -> float:
 
     listeners = (listener,)
     transcript = [partial]
-    snapshot = shallow_copy(partial)
-    block = partial.content[0].__dict__
+    snapshot = partial.model_copy()
+    block = vars(partial.content[0])
     gc.collect()
     t0 = time.perf_counter()
     for chunk in chunks:
@@ -74,21 +71,14 @@ def floor_run(deltas: int) -> float:
         text = block.pop("text")
         text += chunk
         block["text"] = text
-        event = bare_instance(TextDeltaEvent)
-        set_fields(
-            event, {"type": "text_delta", "content_index": 0, "delta": chunk, "partial": partial}
-        )
+        event = TextDeltaEvent(0, chunk, partial)
         kind = event.type
         if kind == "done" or kind == "error":
             break
         transcript[-1] = partial
-        if snapshot.__dict__ != partial.__dict__:
-            snapshot = shallow_copy(partial)
-        update = bare_instance(MessageUpdateEvent)
-        set_fields(
-            update,
-            {"type": "message_update", "message": snapshot, "assistant_message_event": event},
-        )
+        if vars(snapshot) != vars(partial):
+            snapshot = partial.model_copy()
+        update = MessageUpdateEvent(snapshot, event)
         if update.type == "message_update":
             state.streaming_message = update.message
         for call in listeners:

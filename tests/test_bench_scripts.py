@@ -39,6 +39,13 @@ def test_bench_providers_runs_every_peer_on_the_same_stream() -> None:
 
 
 @pytest.mark.timeout(300)
+def test_bench_providers_runs_on_chunks_with_openais_obfuscation_field() -> None:
+    out = run_bench("bench_providers.py", "--chunks", "400", "--repeat", "1", "--obfuscation")
+    assert "'raw+events': 400, 'ours': 400, 'sdk': 400" in out
+    assert "with OpenAI's per-chunk obfuscation field" in out
+
+
+@pytest.mark.timeout(300)
 def test_loop_floor_prints_the_floor_and_ours() -> None:
     out = run_bench("loop_floor.py", "--deltas", "2000", "--repeat", "1")
     assert "one message of 2,000 deltas" in out
@@ -106,4 +113,12 @@ def test_bench_validation_prints_every_peer_and_workload() -> None:
 def test_bench_mcp_times_every_peer() -> None:
     out = run_bench("bench_mcp.py", "--calls", "5", "--repeat", "1")
     for row in ("sdk ", "ours ", "ours+tool ", "ours / sdk", "ours+tool / sdk"):
+        assert row in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_sessions_prints_ours_next_to_both_peers() -> None:
+    out = run_bench("bench_sessions.py", "--runs", "5", "--chars", "50", "--window", "2")
+    assert "conversation of 5 runs (20 messages" in out
+    for row in ("  ours ", "  full dump ", "  append ", "full dump / ours", "ours / append"):
         assert row in out

@@ -3,12 +3,14 @@
 Public names are re-exported here; import from ``pi_notebook.agent``.
 """
 
-from ..ai.abort import AbortController, AbortSignal
+from ..ai import AbortController, AbortSignal
+from ._hooks import field_of
 from .agent import Agent, AgentBusyError, AgentState, default_convert_to_llm
 from .events import (
     AGENT_EVENT_TYPES,
     AgentEndEvent,
     AgentEvent,
+    AgentEventSink,
     AgentStartEvent,
     MessageEndEvent,
     MessageStartEvent,
@@ -39,6 +41,7 @@ from .types import (
     BeforeToolCallResult,
     ToolExecutionMode,
     ToolFailure,
+    ToolUpdate,
     TurnContext,
     TurnUpdate,
 )
@@ -54,6 +57,7 @@ __all__ = [
     "AgentContext",
     "AgentEndEvent",
     "AgentEvent",
+    "AgentEventSink",
     "AgentEventStream",
     "AgentLoopConfig",
     "AgentStartEvent",
@@ -72,6 +76,7 @@ __all__ = [
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolFailure",
+    "ToolUpdate",
     "TurnContext",
     "TurnEndEvent",
     "TurnStartEvent",
@@ -79,6 +84,7 @@ __all__ = [
     "agent_loop",
     "agent_loop_continue",
     "default_convert_to_llm",
+    "field_of",
     "run_agent_loop",
     "run_agent_loop_continue",
     "truncated_call_text",

@@ -1,17 +1,12 @@
-"""Calling user hooks that may be sync or async, and reading their dict-or-object results."""
+"""Reading the result of a user hook, which may be a dataclass, a model or a plain dict.
+
+Hooks are called with :func:`pi_notebook.ai.maybe_await` (sync or async); this only reads
+what they returned, and never raises for a missing field.
+"""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
-
-
-async def call_hook(fn: Any, *args: Any) -> Any:
-    """Call ``fn(*args)`` and await the result when it is awaitable."""
-    result = fn(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
 
 
 def field_of(result: Any, name: str, default: Any = None) -> Any:

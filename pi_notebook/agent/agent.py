@@ -14,7 +14,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never, cast
 
 from ..ai import (
     AbortController,
@@ -24,20 +24,29 @@ from ..ai import (
     ImageContent,
     Message,
     Model,
+    StreamFunction,
+    StreamOptions,
     TextContent,
     UserMessage,
     empty_reply,
+    maybe_await,
     now_ms,
     redact,
 )
-from ..ai.registry import StreamFunction
 from .events import (
     AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
     MessageEndEvent,
     MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
     TurnEndEvent,
+    TurnStartEvent,
 )
-from .loop import CANNOT_CONTINUE_ASSISTANT, awaited, run_agent_loop, run_agent_loop_continue
+from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
 from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
 
@@ -60,7 +69,9 @@ UNKNOWN_MODEL = Model(
     id="unknown", name="unknown", api="unknown", provider="unknown", base_url="", input=[]
 )
 
-Listener = Callable[[Any, AbortSignal], Any]
+Listener = Callable[[AgentEvent, AbortSignal], Any]
+"""A subscriber: called with each event (and the run's signal) after the state is reduced;
+an awaitable it returns is awaited before the next listener and the next event."""
 
 
 class AgentBusyError(RuntimeError):
@@ -92,7 +103,7 @@ class AgentState:
         self._tools = list(tools)
         self._messages = list(messages)
         self.is_streaming = False
-        self.streaming_message: Any = None
+        self.streaming_message: AgentMessage | None = None
         self.pending_tool_calls: frozenset[str] = frozenset()
         self.error_message: str | None = None
 
@@ -125,11 +136,12 @@ class _Subscription:
 
     __slots__ = ("call",)
 
-    def __init__(self, listener: Callable[..., Any]) -> None:
+    def __init__(self, listener: Listener | Callable[[AgentEvent], Any]) -> None:
         if _takes_two_arguments(listener):
-            self.call: Callable[[Any, AbortSignal], Any] = listener
+            self.call = cast(Listener, listener)
         else:
-            self.call = lambda event, signal: listener(event)
+            one = cast(Callable[[AgentEvent], Any], listener)
+            self.call = lambda event, signal: one(event)
 
 
 class Agent:
@@ -154,15 +166,12 @@ class Agent:
         steering_mode: QueueMode = "one-at-a-time",
         follow_up_mode: QueueMode = "one-at-a-time",
         tool_execution: ToolExecutionMode = "parallel",
-        session_id: str | None = None,
-        thinking_budgets: dict[str, int] | None = None,
-        max_retry_delay_ms: int | None = None,
-        api_key: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        on_payload: Callable[..., Any] | None = None,
-        on_response: Callable[..., Any] | None = None,
+        stream_options: StreamOptions | None = None,
+        **options: Any,
     ) -> None:
+        """``stream_options`` go to every model request (``reasoning`` comes from
+        ``thinking_level``, ``signal`` from the run). Its fields may also be given as keywords
+        (``api_key=``, ``max_tokens=``, ``temperature=``...), which override it."""
         self.state = AgentState(
             system_prompt, model or UNKNOWN_MODEL, thinking_level, tools, messages
         )
@@ -175,14 +184,7 @@ class Agent:
         self.prepare_next_turn = prepare_next_turn
         self.should_stop_after_turn = should_stop_after_turn
         self.tool_execution: ToolExecutionMode = tool_execution
-        self.session_id = session_id
-        self.thinking_budgets = thinking_budgets
-        self.max_retry_delay_ms = max_retry_delay_ms
-        self.api_key = api_key
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.on_payload = on_payload
-        self.on_response = on_response
+        self.stream_options = _with_options(stream_options or StreamOptions(), options)
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: tuple[_Subscription, ...] = ()  # replaced, never mutated, on change
@@ -243,7 +245,7 @@ class Agent:
 
     # -- listeners -------------------------------------------------------------------------
 
-    def subscribe(self, listener: Listener | Callable[[Any], Any]) -> Callable[[], None]:
+    def subscribe(self, listener: Listener | Callable[[AgentEvent], Any]) -> Callable[[], None]:
         """Add ``listener(event, signal)`` (or ``listener(event)``); returns ``unsubscribe``."""
         subscription = _Subscription(listener)
         self._listeners = (*self._listeners, subscription)
@@ -373,15 +375,9 @@ class Agent:
             after_tool_call=self.after_tool_call,
             prepare_next_turn=(lambda ctx: prepare(ctx, signal)) if prepare else None,
             should_stop_after_turn=(lambda ctx: should_stop(ctx, signal)) if should_stop else None,
-            reasoning=None if level == "off" else level,
-            session_id=self.session_id,
-            thinking_budgets=self.thinking_budgets,
-            max_retry_delay_ms=self.max_retry_delay_ms,
-            api_key=self.api_key,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            on_payload=self.on_payload,
-            on_response=self.on_response,
+            stream_options=self.stream_options.model_copy(
+                update={"reasoning": None if level == "off" else level}
+            ),
         )
 
     async def _run(self, execute: Callable[[AbortSignal], Awaitable[None]]) -> None:
@@ -423,11 +419,13 @@ class Agent:
             redact(str(exc) or type(exc).__name__),  # an error text: never a key
             content=[TextContent(text="")],
         )
-        emit = awaited(self._process_events)
-        await emit(MessageStartEvent(message=failure))
-        await emit(MessageEndEvent(message=failure))
-        await emit(TurnEndEvent(message=failure, tool_results=[]))
-        await emit(AgentEndEvent(messages=[failure]))
+        for event in (
+            MessageStartEvent(failure),
+            MessageEndEvent(failure),
+            TurnEndEvent(failure, []),
+            AgentEndEvent([failure]),
+        ):
+            await maybe_await(self._process_events(event))
 
     def _finish_run(self, run: _ActiveRun) -> None:
         state = self.state
@@ -443,7 +441,7 @@ class Agent:
 
     # -- the sink --------------------------------------------------------------------------
 
-    def _process_events(self, event: Any) -> Awaitable[None] | None:
+    def _process_events(self, event: AgentEvent) -> Awaitable[None] | None:
         """The loop's sink: reduce the state, then call the listeners in order.
 
         Returns nothing when every listener returned synchronously (the per-token case: no
@@ -463,41 +461,53 @@ class Agent:
                 return _settle_listeners(result, rest, event, signal)
         return None
 
-    def _reduce(self, event: Any) -> None:
+    def _reduce(self, event: AgentEvent) -> None:
         state = self.state
-        kind = event.type
-        if kind == "message_update":
-            state.streaming_message = event.message
-        elif kind == "message_start":
-            state.streaming_message = event.message
-            self._steering.delivered(event.message)
-            self._follow_up.delivered(event.message)
-        elif kind == "message_end":
-            state.streaming_message = None
-            state.messages.append(event.message)
-        elif kind == "tool_execution_start":
-            state.pending_tool_calls = state.pending_tool_calls | {event.tool_call_id}
-        elif kind == "tool_execution_end":
-            state.pending_tool_calls = state.pending_tool_calls - {event.tool_call_id}
-        elif kind == "turn_end":
-            if getattr(event.message, "error_message", None):
-                state.error_message = event.message.error_message
-        elif kind == "agent_end":
-            state.streaming_message = None
+        match event:
+            case MessageUpdateEvent():  # first: it is the per-token case
+                state.streaming_message = event.message
+            case MessageStartEvent():
+                state.streaming_message = event.message
+                self._steering.delivered(event.message)
+                self._follow_up.delivered(event.message)
+            case MessageEndEvent():
+                state.streaming_message = None
+                state.messages.append(event.message)
+            case ToolExecutionStartEvent():
+                state.pending_tool_calls = state.pending_tool_calls | {event.tool_call_id}
+            case ToolExecutionEndEvent():
+                state.pending_tool_calls = state.pending_tool_calls - {event.tool_call_id}
+            case TurnEndEvent():
+                if event.message.error_message:
+                    state.error_message = event.message.error_message
+            case AgentEndEvent():
+                state.streaming_message = None
+            case AgentStartEvent() | TurnStartEvent() | ToolExecutionUpdateEvent():
+                pass
+            case _:
+                assert_never(event)
 
 
 async def _settle_listeners(
     pending: Awaitable[Any],
     rest: tuple[_Subscription, ...],
-    event: Any,
+    event: AgentEvent,
     signal: AbortSignal,
 ) -> None:
     """Await ``pending``, then call and await the remaining listeners one by one."""
     await pending
     for subscription in rest:
-        result = subscription.call(event, signal)
-        if result is not None and _isawaitable(result):
-            await result
+        await maybe_await(subscription.call(event, signal))
+
+
+def _with_options(base: StreamOptions, options: dict[str, Any]) -> StreamOptions:
+    """``base`` with ``options`` (StreamOptions fields by name) set, validated."""
+    if not options:
+        return base
+    unknown = sorted(set(options) - set(StreamOptions.model_fields))
+    if unknown:
+        raise TypeError(f"Agent() got unexpected keyword arguments: {', '.join(unknown)}")
+    return StreamOptions(**{**dict(base), **options})
 
 
 def _as_message(message: AgentMessage | str) -> AgentMessage:

@@ -23,25 +23,25 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from ..ai import (
+    REQUEST_ABORTED,
     AbortSignal,
     AgentMessage,
     AssistantMessage,
     Context,
     EventStream,
     Model,
+    StreamFunction,
     StreamOptions,
     ToolCall,
     empty_reply,
-    resolve_stream,
+    maybe_await,
 )
 from ..ai import stream as default_stream
-from ..ai._base import bare_instance, set_fields, shallow_copy, trusted
-from ..ai.partial import REQUEST_ABORTED
-from ..ai.registry import StreamFunction
-from ._hooks import call_hook, field_of
+from ._hooks import field_of
 from .events import (
     AgentEndEvent,
     AgentEvent,
+    AgentEventSink,
     AgentStartEvent,
     MessageEndEvent,
     MessageStartEvent,
@@ -49,43 +49,16 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from .tool_batch import Emit, ToolBatch
-from .types import AgentContext, AgentEventSink, AgentLoopConfig, TurnContext
+from .tool_batch import ToolBatch
+from .types import AgentContext, AgentLoopConfig, TurnContext
 
 _isawaitable = inspect.isawaitable
-
-
-def awaited(sink: AgentEventSink) -> Emit:
-    """``sink`` as a coroutine function that settles whatever the sink returns."""
-
-    async def emit(event: Any) -> None:
-        pending = sink(event)
-        if pending is not None and _isawaitable(pending):
-            await pending
-
-    return emit
-
 
 CANNOT_CONTINUE_EMPTY = "Cannot continue: no messages in context"
 CANNOT_CONTINUE_ASSISTANT = "Cannot continue from message role: assistant"
 
 _AGENT_START = AgentStartEvent()
 _TURN_START = TurnStartEvent()
-
-_STREAM_OPTION_FIELDS = (
-    "max_tokens",
-    "temperature",
-    "thinking_budgets",
-    "session_id",
-    "cache_retention",
-    "headers",
-    "timeout_ms",
-    "max_retries",
-    "max_retry_delay_ms",
-    "metadata",
-    "on_payload",
-    "on_response",
-)
 
 
 async def run_agent_loop(
@@ -107,8 +80,8 @@ async def run_agent_loop(
     await run.emit(_AGENT_START)
     await run.emit(_TURN_START)
     for prompt in prompts:
-        await run.emit(trusted(MessageStartEvent, {"type": "message_start", "message": prompt}))
-        await run.emit(trusted(MessageEndEvent, {"type": "message_end", "message": prompt}))
+        await run.emit(MessageStartEvent(prompt))
+        await run.emit(MessageEndEvent(prompt))
     await run.run()
     return new_messages
 
@@ -217,21 +190,24 @@ class _LoopRun:
         self.context = context
         self.config = config
         self.sink = sink
-        self.emit = awaited(sink)
         self.signal = signal
         self.stream_fn: StreamFunction = stream_fn or default_stream
         self.new_messages = new_messages
         self.model: Model = config.model
-        self.reasoning = config.reasoning
+        self.reasoning = config.stream_options.reasoning
 
     @property
     def aborted(self) -> bool:
         return self.signal is not None and self.signal.aborted
 
+    async def emit(self, event: AgentEvent) -> None:
+        """Hand ``event`` to the sink and settle what it returns (the ordering barrier)."""
+        await maybe_await(self.sink(event))
+
     async def _poll(self, source: Callable[[], Any] | None) -> list[AgentMessage]:
         if source is None or self.aborted:
             return []
-        return list(await call_hook(source) or [])
+        return list(await maybe_await(source()) or [])
 
     async def run(self) -> None:
         first_turn = True
@@ -248,12 +224,8 @@ class _LoopRun:
                 for message in pending:
                     if self.aborted:
                         break  # undelivered messages stay with their owner (the Agent's queue)
-                    await self.emit(
-                        trusted(MessageStartEvent, {"type": "message_start", "message": message})
-                    )
-                    await self.emit(
-                        trusted(MessageEndEvent, {"type": "message_end", "message": message})
-                    )
+                    await self.emit(MessageStartEvent(message))
+                    await self.emit(MessageEndEvent(message))
                     self.context.messages.append(message)
                     self.new_messages.append(message)
                 pending = []
@@ -261,12 +233,7 @@ class _LoopRun:
                 message = await self._stream_assistant_response()
                 self.new_messages.append(message)
                 if message.stop_reason in ("error", "aborted"):
-                    await self.emit(
-                        trusted(
-                            TurnEndEvent,
-                            {"type": "turn_end", "message": message, "tool_results": []},
-                        )
-                    )
+                    await self.emit(TurnEndEvent(message, []))
                     return await self._end()
 
                 calls = [b for b in message.content if isinstance(b, ToolCall)]
@@ -282,18 +249,13 @@ class _LoopRun:
                     has_more_tool_calls = not outcome.terminate
                     self.context.messages.extend(tool_results)
                     self.new_messages.extend(tool_results)
-                await self.emit(
-                    trusted(
-                        TurnEndEvent,
-                        {"type": "turn_end", "message": message, "tool_results": tool_results},
-                    )
-                )
+                await self.emit(TurnEndEvent(message, tool_results))
                 turn = TurnContext(message, tool_results, self.context, self.new_messages)
                 await self._prepare_next_turn(turn)
                 turn.context = self.context
                 if self.aborted or (
                     self.config.should_stop_after_turn is not None
-                    and await call_hook(self.config.should_stop_after_turn, turn)
+                    and await maybe_await(self.config.should_stop_after_turn(turn))
                 ):
                     return await self._end()
                 pending = await self._poll(self.config.get_steering_messages)
@@ -305,14 +267,12 @@ class _LoopRun:
         await self._end()
 
     async def _end(self) -> None:
-        await self.emit(
-            trusted(AgentEndEvent, {"type": "agent_end", "messages": self.new_messages})
-        )
+        await self.emit(AgentEndEvent(self.new_messages))
 
     async def _prepare_next_turn(self, turn: TurnContext) -> None:
         if self.config.prepare_next_turn is None:
             return
-        update = await call_hook(self.config.prepare_next_turn, turn)
+        update = await maybe_await(self.config.prepare_next_turn(turn))
         if update is None:
             return
         self.context = field_of(update, "context") or self.context
@@ -322,10 +282,13 @@ class _LoopRun:
             self.reasoning = None if level == "off" else level
 
     def _stream_options(self, api_key: str | None) -> StreamOptions:
-        config = self.config
-        values = {name: getattr(config, name) for name in _STREAM_OPTION_FIELDS}
-        return StreamOptions(
-            api_key=api_key, signal=self.signal, reasoning=self.reasoning, **values
+        options = self.config.stream_options
+        return options.model_copy(
+            update={
+                "api_key": api_key or options.api_key,
+                "signal": self.signal,
+                "reasoning": self.reasoning,
+            }
         )
 
     async def _stream_assistant_response(self) -> AssistantMessage:
@@ -337,8 +300,8 @@ class _LoopRun:
         config = self.config
         messages = self.context.messages
         if config.transform_context is not None:
-            messages = await call_hook(config.transform_context, messages, self.signal)
-        llm_messages = list(await call_hook(config.convert_to_llm, messages))
+            messages = await maybe_await(config.transform_context(messages, self.signal))
+        llm_messages = list(await maybe_await(config.convert_to_llm(messages)))
         llm_context = Context(
             system_prompt=self.context.system_prompt,
             messages=llm_messages,
@@ -346,64 +309,56 @@ class _LoopRun:
         )
         api_key = None
         if config.get_api_key is not None:
-            api_key = await call_hook(config.get_api_key, self.model.provider)
-        response = await resolve_stream(
-            self.stream_fn(self.model, llm_context, self._stream_options(api_key or config.api_key))
+            api_key = await maybe_await(config.get_api_key(self.model.provider))
+        response = await maybe_await(
+            self.stream_fn(self.model, llm_context, self._stream_options(api_key))
         )
 
-        # The per-token path: events taken in runs (no async step per event), no cast(), no
-        # coroutine per event when the sink is a plain function, and one snapshot of the
-        # partial's top-level fields (Pi's ``{...partial}``) shared by consecutive updates
-        # while those fields stay the same.
+        # The per-token path: events taken in runs (no async step per event), no coroutine per
+        # event when the sink is a plain function, and one snapshot of the partial's top-level
+        # fields (Pi's ``{...partial}``, a shallow copy) shared by consecutive updates while
+        # those fields (the model's field dict) stay the same.
         sink = self.sink
         context_messages = self.context.messages
-        started = False
-        snapshot: Any = None
+        live: AssistantMessage | None = None  # the partial in the transcript
+        live_fields: dict[str, Any] = {}
+        snapshot: AssistantMessage | None = None
+        snapshot_fields: dict[str, Any] = {}
+        update: MessageStartEvent | MessageUpdateEvent
         async for run in response.runs():
             for event in run:
-                kind = event.type
-                if kind == "done" or kind == "error":
+                if event.type == "done" or event.type == "error":
                     continue  # the last event; the final message comes from result()
-                if kind == "start":
-                    started = True
-                    partial = event.partial  # type: ignore[union-attr]
+                partial = event.partial
+                if event.type == "start":
                     context_messages.append(partial)
-                    snapshot = shallow_copy(partial)
-                    update: Any = trusted(
-                        MessageStartEvent, {"type": "message_start", "message": snapshot}
-                    )
-                elif started:
-                    partial = event.partial  # type: ignore[union-attr]
-                    context_messages[-1] = partial
-                    if snapshot.__dict__ != partial.__dict__:
-                        snapshot = shallow_copy(partial)
-                    update = bare_instance(MessageUpdateEvent)  # trusted(), inlined
-                    set_fields(
-                        update,
-                        {
-                            "type": "message_update",
-                            "message": snapshot,
-                            "assistant_message_event": event,
-                        },
-                    )
+                    live, live_fields = partial, vars(partial)
+                    snapshot = partial.model_copy()
+                    snapshot_fields = vars(snapshot)
+                    update = MessageStartEvent(snapshot)
+                elif snapshot is not None:
+                    if partial is not live:  # a provider may push a new object each time
+                        context_messages[-1] = live = partial
+                        live_fields = vars(partial)
+                    if snapshot_fields != live_fields:
+                        snapshot = partial.model_copy()
+                        snapshot_fields = vars(snapshot)
+                    update = MessageUpdateEvent(snapshot, event)
                 else:
                     continue
+                # maybe_await(), inlined: a coroutine per token cost 30% of bench_loop's loop row.
                 pending = sink(update)
                 if pending is not None and _isawaitable(pending):
                     await pending
-        return await self._emit_final(await response.result(), started=started)
+        return await self._emit_final(await response.result(), started=live is not None)
 
     async def _emit_final(self, final: AssistantMessage, *, started: bool) -> AssistantMessage:
         if started:
             self.context.messages[-1] = final
         else:
             self.context.messages.append(final)
-            await self.emit(
-                trusted(
-                    MessageStartEvent, {"type": "message_start", "message": shallow_copy(final)}
-                )
-            )
-        await self.emit(trusted(MessageEndEvent, {"type": "message_end", "message": final}))
+            await self.emit(MessageStartEvent(final.model_copy()))
+        await self.emit(MessageEndEvent(final))
         return final
 
 

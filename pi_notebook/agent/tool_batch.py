@@ -33,13 +33,14 @@ from ..ai import (
     ToolCall,
     ToolResultMessage,
     clean_surrogates,
+    maybe_await,
     now_ms,
     redact,
+    validate_tool_arguments,
 )
-from ..ai._base import trusted
-from ..ai.validation import validate_tool_arguments
-from ._hooks import call_hook, field_of
+from ._hooks import field_of
 from .events import (
+    AgentEvent,
     MessageEndEvent,
     MessageStartEvent,
     ToolExecutionEndEvent,
@@ -56,7 +57,7 @@ from .types import (
     ToolFailure,
 )
 
-Emit = Callable[[Any], Awaitable[None]]
+Emit = Callable[[AgentEvent], Awaitable[None]]
 
 OPERATION_ABORTED = "Operation aborted"
 TOOL_ABORT_GRACE_SECONDS = 2.0
@@ -227,10 +228,11 @@ class ToolBatch:
                     target = call.model_copy(update={"arguments": prepared_args})
             args = validate_tool_arguments(tool, target)
             if self.config.before_tool_call is not None:
-                decision = await call_hook(
-                    self.config.before_tool_call,
-                    BeforeToolCallContext(self.assistant, call, args, self.context),
-                    self.signal,
+                decision = await maybe_await(
+                    self.config.before_tool_call(
+                        BeforeToolCallContext(self.assistant, call, args, self.context),
+                        self.signal,
+                    )
                 )
                 if self.aborted:
                     return Outcome(error_result(OPERATION_ABORTED), True)
@@ -250,15 +252,8 @@ class ToolBatch:
         def on_update(partial: AgentToolResult) -> None:
             if not accepting:
                 return
-            event = trusted(
-                ToolExecutionUpdateEvent,
-                {
-                    "type": "tool_execution_update",
-                    "tool_call_id": call.id,
-                    "tool_name": call.name,
-                    "args": call.arguments,
-                    "partial_result": outbound_result(partial),
-                },
+            event = ToolExecutionUpdateEvent(
+                call.id, call.name, call.arguments, outbound_result(partial)
             )
             previous = updates[-1] if updates else None
             updates.append(asyncio.ensure_future(self._emit_after(previous, event)))
@@ -310,7 +305,7 @@ class ToolBatch:
             raise RuntimeError(TOOL_ABANDONED.format(grace=TOOL_ABORT_GRACE_SECONDS))
         return task.result()
 
-    async def _emit_after(self, previous: asyncio.Future[None] | None, event: Any) -> None:
+    async def _emit_after(self, previous: asyncio.Future[None] | None, event: AgentEvent) -> None:
         if previous is not None:
             await asyncio.shield(previous)
         await self.emit(event)
@@ -320,18 +315,10 @@ class ToolBatch:
         if hook is None:
             return outcome
         try:
-            override = await call_hook(
-                hook,
-                AfterToolCallContext(
-                    self.assistant,
-                    call,
-                    prepared.args,
-                    outcome.result,
-                    outcome.is_error,
-                    self.context,
-                ),
-                self.signal,
+            context = AfterToolCallContext(
+                self.assistant, call, prepared.args, outcome.result, outcome.is_error, self.context
             )
+            override = await maybe_await(hook(context, self.signal))
         except Exception as exc:
             return Outcome(error_result(_text_of(exc)), True)
         if override is None:
@@ -347,35 +334,14 @@ class ToolBatch:
     # -- events ----------------------------------------------------------------------------
 
     async def _emit_start(self, call: ToolCall) -> None:
-        await self.emit(
-            trusted(
-                ToolExecutionStartEvent,
-                {
-                    "type": "tool_execution_start",
-                    "tool_call_id": call.id,
-                    "tool_name": call.name,
-                    "args": call.arguments,
-                },
-            )
-        )
+        await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
 
     async def _emit_end(self, call: ToolCall, outcome: Outcome) -> Outcome:
         """Emit ``tool_execution_end`` with the outbound result; returns the outcome emitted."""
         result = outbound_result(outcome.result)
         if result is not outcome.result:
             outcome = Outcome(result, outcome.is_error)
-        await self.emit(
-            trusted(
-                ToolExecutionEndEvent,
-                {
-                    "type": "tool_execution_end",
-                    "tool_call_id": call.id,
-                    "tool_name": call.name,
-                    "result": outcome.result,
-                    "is_error": outcome.is_error,
-                },
-            )
-        )
+        await self.emit(ToolExecutionEndEvent(call.id, call.name, outcome.result, outcome.is_error))
         return outcome
 
     def _message_for(self, call: ToolCall, outcome: Outcome) -> ToolResultMessage:
@@ -393,8 +359,8 @@ class ToolBatch:
 
     async def _emit_message(self, call: ToolCall, outcome: Outcome) -> ToolResultMessage:
         message = self._message_for(call, outcome)
-        await self.emit(trusted(MessageStartEvent, {"type": "message_start", "message": message}))
-        await self.emit(trusted(MessageEndEvent, {"type": "message_end", "message": message}))
+        await self.emit(MessageStartEvent(message))
+        await self.emit(MessageEndEvent(message))
         return message
 
 

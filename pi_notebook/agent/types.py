@@ -20,14 +20,14 @@ from ..ai import (
     ImageContent,
     Message,
     Model,
+    StreamOptions,
     TextContent,
-    ThinkingLevel,
     Tool,
     ToolCall,
     ToolResultMessage,
     Usage,
+    WireModel,
 )
-from ..ai._base import WireModel
 
 ToolExecutionMode: TypeAlias = Literal["sequential", "parallel"]
 
@@ -150,7 +150,12 @@ TransformContext: TypeAlias = Callable[[list[AgentMessage], AbortSignal | None],
 
 @dataclass
 class AgentLoopConfig:
-    """Configuration of one loop run: the model, policy callbacks and stream options."""
+    """Configuration of one loop run: the model, policy callbacks and the stream options.
+
+    ``stream_options`` go to every model request, with ``api_key`` (from ``get_api_key``
+    when it gives one), ``signal`` (the run's) and ``reasoning`` (the turn's thinking level)
+    set per request: Pi's ``AgentLoopConfig extends SimpleStreamOptions``, here carried whole.
+    """
 
     model: Model
     convert_to_llm: Callable[[list[AgentMessage]], Sequence[Message] | Awaitable[Sequence[Message]]]
@@ -164,23 +169,4 @@ class AgentLoopConfig:
     after_tool_call: Callable[[AfterToolCallContext, AbortSignal | None], Any] | None = None
     prepare_next_turn: Callable[[TurnContext], Any] | None = None
     should_stop_after_turn: Callable[[TurnContext], Any] | None = None
-    # Stream options, passed to every request.
-    api_key: str | None = field(default=None, repr=False)
-    reasoning: ThinkingLevel | None = None
-    thinking_budgets: dict[str, int] | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    session_id: str | None = None
-    cache_retention: Literal["none", "short", "long"] | None = None
-    headers: dict[str, str | None] | None = field(default=None, repr=False)
-    timeout_ms: int | None = None
-    max_retries: int | None = None
-    max_retry_delay_ms: int | None = None
-    metadata: dict[str, Any] | None = None
-    on_payload: Callable[..., Any] | None = None
-    on_response: Callable[..., Any] | None = None
-
-
-AgentEventSink: TypeAlias = Callable[[Any], Awaitable[None] | None]
-"""Where the loop's events go (Pi's sink): called with each event; an awaitable it returns is
-awaited before the loop goes on. A plain function that returns nothing costs no task switch."""
+    stream_options: StreamOptions = field(default_factory=StreamOptions)

@@ -1,9 +1,13 @@
 """pi_notebook.ai — the model layer: messages, the streaming protocol, providers.
 
-Public names are re-exported here; import from ``pi_notebook.ai``, not from submodules.
+Public names are re-exported here; import from ``pi_notebook.ai``, not from submodules (the
+other layers do: a test holds them to it). ``pi_notebook.ai.providers`` (the HTTP providers)
+and ``pi_notebook.ai.replay`` (record and replay) are public packages of their own.
 """
 
+from ._base import WireModel, camel
 from .abort import AbortController, AbortError, AbortSignal
+from .awaitables import maybe_await
 from .event_stream import AssistantMessageEventStream, EventStream
 from .events import (
     AssistantMessageEvent,
@@ -19,6 +23,7 @@ from .events import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
+    dump_event,
 )
 from .faux import (
     FauxProvider,
@@ -29,12 +34,12 @@ from .faux import (
     faux_tool_call,
     register_faux_provider,
 )
+from .partial import REQUEST_ABORTED, end_event, grow_text, grow_thinking, grow_tool_call
 from .registry import (
     StreamFunction,
     complete,
     get_api_provider,
     register_api_provider,
-    resolve_stream,
     stream,
     unregister_api_provider,
 )
@@ -73,9 +78,11 @@ from .types import (
     parse_transcript,
 )
 from .usage import calculate_cost, finalize_usage
+from .validation import ToolArgumentsError, validate_tool_arguments
 
 __all__ = [
     "API_KEY_ENV_VARS",
+    "REQUEST_ABORTED",
     "AbortController",
     "AbortError",
     "AbortSignal",
@@ -112,6 +119,7 @@ __all__ = [
     "ThinkingLevel",
     "ThinkingStartEvent",
     "Tool",
+    "ToolArgumentsError",
     "ToolCall",
     "ToolCallDeltaEvent",
     "ToolCallEndEvent",
@@ -120,19 +128,27 @@ __all__ = [
     "Usage",
     "UsageCost",
     "UserMessage",
+    "WireModel",
     "calculate_cost",
+    "camel",
     "clean_surrogates",
     "complete",
+    "dump_event",
     "dump_transcript",
     "empty_reply",
     "empty_usage",
+    "end_event",
     "faux_assistant_message",
     "faux_text",
     "faux_thinking",
     "faux_tool_call",
     "finalize_usage",
     "get_api_provider",
+    "grow_text",
+    "grow_thinking",
+    "grow_tool_call",
     "is_secret_env_name",
+    "maybe_await",
     "now_ms",
     "parse_agent_message",
     "parse_message",
@@ -142,7 +158,7 @@ __all__ = [
     "redact_url",
     "register_api_provider",
     "register_faux_provider",
-    "resolve_stream",
     "stream",
     "unregister_api_provider",
+    "validate_tool_arguments",
 ]

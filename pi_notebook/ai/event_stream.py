@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
-from .events import AssistantMessageEvent
+from .events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from .types import AssistantMessage
 
 _NO_RESULT = "Event stream ended without a result"
@@ -221,6 +221,15 @@ def final_message(event: AssistantMessageEvent) -> AssistantMessage:
     if event.type == "error":
         return event.error
     raise TypeError(f"not a terminal event: {event.type}")
+
+
+def terminal_event(message: AssistantMessage) -> DoneEvent | ErrorEvent:
+    """The last event of a stream whose final message is ``message``: ``error`` for a stop
+    reason ``error`` / ``aborted``, else ``done``."""
+    reason = message.stop_reason
+    if reason == "error" or reason == "aborted":
+        return ErrorEvent(reason, message)
+    return DoneEvent(reason, message)
 
 
 class AssistantMessageEventStream(EventStream[AssistantMessageEvent, AssistantMessage]):

@@ -21,12 +21,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
-from ._base import trusted
 from .abort import AbortSignal
-from .event_stream import AssistantMessageEventStream
+from .awaitables import maybe_await
+from .event_stream import AssistantMessageEventStream, terminal_event
 from .events import (
     AssistantMessageEvent,
-    DoneEvent,
     ErrorEvent,
     StartEvent,
     TextStartEvent,
@@ -36,7 +35,7 @@ from .events import (
     ToolCallStartEvent,
 )
 from .partial import aborted_event, end_event, grow_text, grow_thinking
-from .registry import maybe_await, register_api_provider, unregister_api_provider
+from .registry import register_api_provider, unregister_api_provider
 from .types import (
     AssistantContent,
     AssistantMessage,
@@ -339,7 +338,7 @@ class FauxProvider:
         """Unpaced, the whole reply is one run; paced, one run per event, pauses between."""
         message, failed = await self._resolve(step, model, context, options)
         if failed:
-            yield (trusted(ErrorEvent, {"type": "error", "reason": "error", "error": message}),)
+            yield (ErrorEvent("error", message),)
             return
         signal = options.signal if options else None
         if not self.tokens_per_second:
@@ -361,7 +360,7 @@ class FauxProvider:
         if signal is not None and signal.aborted:
             yield aborted_event(partial)
             return
-        yield trusted(StartEvent, {"type": "start", "partial": partial})
+        yield StartEvent(partial)
         for index, block in enumerate(message.content):
             if signal is not None and signal.aborted:
                 yield aborted_event(partial)
@@ -376,10 +375,8 @@ class FauxProvider:
                 content.append(TextContent(text=""))
                 kind, full = _TEXT_EVENTS, block.text
             live = content[index]
-            (start_cls, start_tag), grow = kind
-            yield trusted(
-                start_cls, {"type": start_tag, "content_index": index, "partial": partial}
-            )
+            start_event, grow = kind
+            yield start_event(index, partial)
             for chunk in self._chunks(full):
                 if paced:
                     yield _Pause(chunk)
@@ -390,25 +387,10 @@ class FauxProvider:
             if block.type == "toolCall":
                 # The end event carries the scripted block itself (its id, extras and all).
                 live.arguments = block.arguments  # type: ignore[union-attr]
-                yield trusted(
-                    ToolCallEndEvent,
-                    {
-                        "type": "toolcall_end",
-                        "content_index": index,
-                        "tool_call": block,
-                        "partial": partial,
-                    },
-                )
+                yield ToolCallEndEvent(index, block, partial)
             else:
                 yield end_event(partial, index)  # content: ``full``, grown chunk by chunk
-        if message.stop_reason in ("error", "aborted"):
-            yield trusted(
-                ErrorEvent, {"type": "error", "reason": message.stop_reason, "error": message}
-            )
-            return
-        yield trusted(
-            DoneEvent, {"type": "done", "reason": message.stop_reason, "message": message}
-        )
+        yield terminal_event(message)
 
     async def _pause(self, chunk: str, signal: AbortSignal | None) -> None:
         """Wait out the pacing for ``chunk``; an abort ends the wait early."""
@@ -474,17 +456,17 @@ class FauxProvider:
 
 def _toolcall_delta(partial: AssistantMessage, index: int, delta: str) -> ToolCallDeltaEvent:
     # Faux tool calls keep ``arguments == {}`` until ``toolcall_end`` (Pi does not parse them).
-    return trusted(
-        ToolCallDeltaEvent,
-        {"type": "toolcall_delta", "content_index": index, "delta": delta, "partial": partial},
-    )
+    return ToolCallDeltaEvent(index, delta, partial)
 
 
-# Per block kind: (start event, tag), how one delta grows the partial.
-_KindEvents: TypeAlias = tuple[tuple[Any, str], Callable[[AssistantMessage, int, str], Any]]
-_TEXT_EVENTS: _KindEvents = ((TextStartEvent, "text_start"), grow_text)
-_THINKING_EVENTS: _KindEvents = ((ThinkingStartEvent, "thinking_start"), grow_thinking)
-_TOOLCALL_EVENTS: _KindEvents = ((ToolCallStartEvent, "toolcall_start"), _toolcall_delta)
+# Per block kind: its start event, and how one delta grows the partial.
+_KindEvents: TypeAlias = tuple[
+    Callable[[int, AssistantMessage], AssistantMessageEvent],
+    Callable[[AssistantMessage, int, str], AssistantMessageEvent],
+]
+_TEXT_EVENTS: _KindEvents = (TextStartEvent, grow_text)
+_THINKING_EVENTS: _KindEvents = (ThinkingStartEvent, grow_thinking)
+_TOOLCALL_EVENTS: _KindEvents = (ToolCallStartEvent, _toolcall_delta)
 
 
 _registered = itertools.count(1)

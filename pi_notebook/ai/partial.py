@@ -1,9 +1,10 @@
 """Growing a partial assistant message by one streamed delta, for every provider.
 
 Each function appends the delta to the block in place (amortised O(len(delta)), never a copy
-of the block, the message or the transcript) and returns the event to push. Providers call
-these on the per-token path; they never validate, but a delta carrying a lone surrogate (a
-JSON ``"\ud800"`` escape) is cleaned first (an ASCII delta costs one O(1) ``isascii``).
+of the block, the message or the transcript) and returns the event to push. Providers, the
+faux model and replay call these on the per-token path; they never validate, but a delta
+carrying a lone surrogate (a JSON ``"\ud800"`` escape) is cleaned first (an ASCII delta costs
+one O(1) ``isascii``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._base import bare_instance, set_fields, trusted
 from .events import (
     ErrorEvent,
     TextDeltaEvent,
@@ -34,9 +34,7 @@ REQUEST_ABORTED = "Request was aborted"
 """The ``error_message`` of every reply cut short by an abort (Pi's text)."""
 
 
-def _grower(
-    event_class: type[D], event_type: str, field: str
-) -> Callable[[AssistantMessage, int, str], D]:
+def _grower(event_class: type[D], field: str) -> Callable[[AssistantMessage, int, str], D]:
     def grow(partial: AssistantMessage, index: int, delta: str) -> D:
         if not delta.isascii():
             delta = clean_surrogates(delta)
@@ -47,20 +45,15 @@ def _grower(
         value: str = fields.pop(field)
         value += delta
         fields[field] = value
-        event = bare_instance(event_class)  # trusted(), inlined
-        set_fields(
-            event,
-            {"type": event_type, "content_index": index, "delta": delta, "partial": partial},
-        )
-        return event
+        return event_class(index, delta, partial)
 
     return grow
 
 
-grow_text = _grower(TextDeltaEvent, "text_delta", "text")
+grow_text = _grower(TextDeltaEvent, "text")
 """Append ``delta`` to the text block ``partial.content[index]``; returns its ``text_delta``."""
 
-grow_thinking = _grower(ThinkingDeltaEvent, "thinking_delta", "thinking")
+grow_thinking = _grower(ThinkingDeltaEvent, "thinking")
 """Append ``delta`` to the thinking block ``partial.content[index]``; its ``thinking_delta``."""
 
 
@@ -81,12 +74,7 @@ def grow_tool_call(
         arguments = raw[index] = IncrementalJsonObject()
     block: Any = partial.content[index]
     block.arguments = arguments.feed(fragment)
-    event = bare_instance(ToolCallDeltaEvent)  # trusted(), inlined
-    set_fields(
-        event,
-        {"type": "toolcall_delta", "content_index": index, "delta": fragment, "partial": partial},
-    )
-    return event
+    return ToolCallDeltaEvent(index, fragment, partial)
 
 
 def end_event(
@@ -95,24 +83,10 @@ def end_event(
     """The ``*_end`` event of the block ``partial.content[index]``, as it stands."""
     block = partial.content[index]
     if block.type == "text":
-        return trusted(
-            TextEndEvent,
-            {"type": "text_end", "content_index": index, "content": block.text, "partial": partial},
-        )
+        return TextEndEvent(index, block.text, partial)
     if block.type == "thinking":
-        return trusted(
-            ThinkingEndEvent,
-            {
-                "type": "thinking_end",
-                "content_index": index,
-                "content": block.thinking,
-                "partial": partial,
-            },
-        )
-    return trusted(
-        ToolCallEndEvent,
-        {"type": "toolcall_end", "content_index": index, "tool_call": block, "partial": partial},
-    )
+        return ThinkingEndEvent(index, block.thinking, partial)
+    return ToolCallEndEvent(index, block, partial)
 
 
 def aborted_event(partial: AssistantMessage) -> ErrorEvent:
@@ -120,4 +94,4 @@ def aborted_event(partial: AssistantMessage) -> ErrorEvent:
     message = partial.model_copy(
         update={"stop_reason": "aborted", "error_message": REQUEST_ABORTED, "timestamp": now_ms()}
     )
-    return trusted(ErrorEvent, {"type": "error", "reason": "aborted", "error": message})
+    return ErrorEvent("aborted", message)

@@ -8,10 +8,10 @@ never raises for request, model or runtime failures (they arrive as an ``error``
 from __future__ import annotations
 
 import importlib
-import inspect
 from collections.abc import Awaitable, Callable
-from typing import TypeAlias, TypeVar
+from typing import TypeAlias
 
+from .awaitables import maybe_await
 from .event_stream import AssistantMessageEventStream
 from .types import AssistantMessage, Context, Model, StreamOptions
 
@@ -21,8 +21,6 @@ StreamFunction: TypeAlias = Callable[
 ]
 
 _providers: dict[str, StreamFunction] = {}
-
-T = TypeVar("T")
 
 
 def register_api_provider(api: str, stream_fn: StreamFunction) -> None:
@@ -49,7 +47,9 @@ def _ensure_builtin_providers() -> None:
 def stream(
     model: Model, context: Context, options: StreamOptions | None = None
 ) -> AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]:
-    """Start a streamed request on the provider registered for ``model.api``."""
+    """Start a streamed request on the provider registered for ``model.api``.
+
+    A stream function may return the stream or an awaitable of it: ``await maybe_await(...)``."""
     fn = _providers.get(model.api)
     if fn is None:
         _ensure_builtin_providers()
@@ -59,21 +59,9 @@ def stream(
     return fn(model, context, options)
 
 
-async def maybe_await(value: T | Awaitable[T]) -> T:
-    """``value``, awaited first if it is awaitable: the result of a stream function or user
-    callback that may be sync or async."""
-    if inspect.isawaitable(value):
-        return await value
-    return value
-
-
-resolve_stream = maybe_await
-"""Stream functions may return a stream or an awaitable of one: ``await resolve_stream(...)``."""
-
-
 async def complete(
     model: Model, context: Context, options: StreamOptions | None = None
 ) -> AssistantMessage:
     """Run a request to the end and return the final assistant message."""
-    response = await resolve_stream(stream(model, context, options))
+    response = await maybe_await(stream(model, context, options))
     return await response.result()

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._base import trusted
-from .event_stream import AssistantMessageEventStream, final_message, is_terminal
+from .awaitables import maybe_await
+from .event_stream import AssistantMessageEventStream, final_message, is_terminal, terminal_event
 from .events import (
     AssistantMessageEvent,
     DoneEvent,
@@ -37,6 +37,7 @@ from .events import (
     TextStartEvent,
     ThinkingStartEvent,
     ToolCallStartEvent,
+    dump_event,
 )
 from .partial import (
     RawArguments,
@@ -46,7 +47,7 @@ from .partial import (
     grow_thinking,
     grow_tool_call,
 )
-from .registry import register_api_provider, resolve_stream, stream, unregister_api_provider
+from .registry import register_api_provider, stream, unregister_api_provider
 from .secrets import redact, redact_data
 from .types import (
     AssistantMessage,
@@ -61,7 +62,8 @@ from .types import (
 )
 
 FORMAT = "pi-notebook-replay"
-VERSION = 1
+VERSION = 2
+"""2: event records in Pi's camelCase (``contentIndex``, ``toolCall``); 1: snake_case."""
 RECORD_ENV = "PI_NOTEBOOK_RECORD"
 REPLAY_PROVIDER = "replay"
 
@@ -89,14 +91,9 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _dump(value: Any) -> dict[str, Any]:
-    data: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return data
-
-
 def _message_entry(message: Any) -> dict[str, Any]:
-    if hasattr(message, "model_dump"):
-        data: dict[str, Any] = _dump(message)
+    if hasattr(message, "to_json_dict"):
+        data: dict[str, Any] = message.to_json_dict()
     else:
         data = dict(message)
     role = data.get("role")
@@ -144,14 +141,20 @@ def describe_divergence(recorded: list[str], actual: list[str]) -> str:
 
 
 def _event_record(event: AssistantMessageEvent) -> dict[str, Any]:
-    """An event without its ``partial`` (rebuilt on replay from the deltas)."""
-    record: dict[str, Any] = {"type": event.type}
-    for name in ("content_index", "delta", "content", "reason"):
-        if name in event.__dict__:
-            record[name] = event.__dict__[name]
-    if event.type == "toolcall_end":
-        record["tool_call"] = _dump(event.tool_call)
+    """An event's Pi JSON without its ``partial`` (rebuilt on replay from the deltas) and
+    without the final message of a terminal event (the call's ``message`` holds it)."""
+    record = dump_event(event)
+    for name in ("partial", "message", "error"):
+        record.pop(name, None)
     return record
+
+
+_V1_NAMES = {"content_index": "contentIndex", "tool_call": "toolCall"}
+
+
+def _v1_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 event record (snake_case names) in today's spelling."""
+    return {_V1_NAMES.get(name, name): value for name, value in record.items()}
 
 
 _DELTAS = frozenset(("text_delta", "thinking_delta", "toolcall_delta"))
@@ -163,7 +166,7 @@ def _redacted_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     joined: dict[tuple[str, int], list[str]] = {}
     for record in records:
         if record["type"] in _DELTAS:
-            joined.setdefault((record["type"], record["content_index"]), []).append(record["delta"])
+            joined.setdefault((record["type"], record["contentIndex"]), []).append(record["delta"])
     collapsed: dict[tuple[str, int], str] = {}
     for key, parts in joined.items():
         text = "".join(parts)
@@ -174,13 +177,13 @@ def _redacted_events(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     written: set[tuple[str, int]] = set()
     for record in records:
         if record["type"] in _DELTAS:
-            key = (record["type"], record["content_index"])
+            key = (record["type"], record["contentIndex"])
             if key in collapsed:
                 if key not in written:  # the block's first delta carries all of it
                     out.append({**record, "delta": collapsed[key]})
                     written.add(key)
                 continue
-        elif "content" in record or "tool_call" in record:
+        elif "content" in record or "toolCall" in record:
             record = redact_data(record)
         out.append(record)
     return out
@@ -248,7 +251,7 @@ class Recorder:
     ) -> AsyncIterator[AssistantMessageEvent]:
         entries = conversation_entries(context)
         try:
-            response = await resolve_stream(stream(self.target, context, options))
+            response = await maybe_await(stream(self.target, context, options))
         except Exception as exc:  # e.g. no provider for the wrapped model's API: never raise
             text = f"recording failed: {exc or type(exc).__name__}"
             yield _failure(self.model, text, diverged=False)
@@ -257,7 +260,7 @@ class Recorder:
         async for event in response:
             events.append(_event_record(event))
             if is_terminal(event):
-                message = redact_data(_dump(final_message(event)))
+                message = redact_data(final_message(event).to_json_dict())
                 self._append(RecordedCall(entries, _redacted_events(events), message))
             yield event
 
@@ -299,8 +302,9 @@ def load_recording(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[R
         raise ReplayError(f"{source.name}: not a {FORMAT} recording (no header line)")
     if records[0].get("version", 0) > VERSION:
         raise ReplayError(f"{source.name}: format version {records[0]['version']} is newer")
+    upgrade = _v1_record if records[0].get("version", 0) < 2 else dict
     calls = [
-        RecordedCall(list(r["context"]), list(r["events"]), dict(r["message"]))
+        RecordedCall(list(r["context"]), [upgrade(e) for e in r["events"]], dict(r["message"]))
         for r in records[1:]
         if r.get("kind") == "call"
     ]
@@ -365,7 +369,7 @@ def _failure(model: Model, text: str, *, diverged: bool = True) -> ErrorEvent:
     """An ``error`` event; ``diverged`` marks it as a replay divergence (see check_replay)."""
     diagnostics = [{"type": DIVERGENCE, "message": text}] if diverged else None
     message = empty_reply(model, "error", text, diagnostics=diagnostics)
-    return trusted(ErrorEvent, {"type": "error", "reason": "error", "error": message})
+    return ErrorEvent("error", message)
 
 
 def check_replay(messages: Sequence[Any]) -> None:
@@ -394,13 +398,13 @@ async def _play(
             yield aborted_event(partial)
             return
         kind = record["type"]
-        index = record.get("content_index", 0)
+        index = record.get("contentIndex", 0)
         if kind == "start":
-            yield trusted(StartEvent, {"type": "start", "partial": partial})
+            yield StartEvent(partial)
         elif kind in _STARTS:
-            cls, make = _STARTS[kind]
+            start_event, make = _STARTS[kind]
             content.append(make(final, index))
-            yield trusted(cls, {"type": kind, "content_index": index, "partial": partial})
+            yield start_event(index, partial)
         elif kind == "text_delta":
             yield grow_text(partial, index, record["delta"])
         elif kind == "thinking_delta":
@@ -412,16 +416,16 @@ async def _play(
             content[index] = final.content[index].model_copy()
             yield end_event(partial, index)
         elif kind == "toolcall_end":
-            content[index] = ToolCall.model_validate(record["tool_call"])
+            content[index] = ToolCall.model_validate(record["toolCall"])
             yield end_event(partial, index)
         elif kind == "done":
-            yield trusted(DoneEvent, {"type": "done", "reason": record["reason"], "message": final})
+            yield DoneEvent(record["reason"], final)
             return
         elif kind == "error":
-            yield trusted(ErrorEvent, {"type": "error", "reason": record["reason"], "error": final})
+            yield ErrorEvent(record["reason"], final)
             return
     # A recording cut short (the recorded stream never ended): end it as the protocol demands.
-    yield trusted(DoneEvent, {"type": "done", "reason": final.stop_reason, "message": final})
+    yield terminal_event(final)
 
 
 def _text_block(final: AssistantMessage, index: int) -> TextContent:
@@ -439,7 +443,13 @@ def _tool_block(final: AssistantMessage, index: int) -> ToolCall:
     return ToolCall(id="", name="", arguments={})
 
 
-_STARTS: dict[str, tuple[Any, Callable[[AssistantMessage, int], Any]]] = {
+_STARTS: dict[
+    str,
+    tuple[
+        Callable[[int, AssistantMessage], AssistantMessageEvent],
+        Callable[[AssistantMessage, int], TextContent | ThinkingContent | ToolCall],
+    ],
+] = {
     "text_start": (TextStartEvent, _text_block),
     "thinking_start": (ThinkingStartEvent, _thinking_block),
     "toolcall_start": (ToolCallStartEvent, _tool_block),

@@ -3,12 +3,12 @@
 Pi sends ``options.maxTokens ?? model.maxTokens`` clamped to what the context window leaves
 (``clampMaxTokensToContext``); a model without ``maxTokens`` gets no limit at all, and a local
 model in a repetition loop then streams until someone stops it. Here every request of a cell
-carries a limit: ``--max-tokens N`` for that cell, else the Agent's own ``max_tokens`` (left
-as it is), else the model's ``max_tokens``, else the catalogue's value for the model's id (a
-hand-made ``Model`` of a known model), else :data:`DEFAULT_MAX_TOKENS`, a conservative
-default for an unknown local model. A default (not a value the user gave) is clamped, as Pi
-does, to the context window minus the conversation's estimated size and a safety margin,
-estimated once when the cell starts.
+carries a limit: ``--max-tokens N`` for that cell, else the Agent's own ``max_tokens`` (its
+``stream_options.max_tokens``, left as it is), else the model's ``max_tokens``, else the
+catalogue's value for the model's id (a hand-made ``Model`` of a known model), else
+:data:`DEFAULT_MAX_TOKENS`, a conservative default for an unknown local model. A default (not
+a value the user gave) is clamped, as Pi does, to the context window minus the conversation's
+estimated size and a safety margin, estimated once when the cell starts.
 
 This module must never touch the network or read keys; the catalogue is imported lazily.
 """
@@ -66,7 +66,7 @@ def output_limit(agent: Agent, cell_value: int | None = None) -> OutputLimit:
     """The limit a cell's requests carry (see the module docstring)."""
     if cell_value is not None:
         return OutputLimit(cell_value, "--max-tokens")
-    own = agent.max_tokens
+    own = agent.stream_options.max_tokens
     if own:
         return OutputLimit(own, "the Agent's max_tokens")
     model = agent.state.model
@@ -80,13 +80,18 @@ def output_limit(agent: Agent, cell_value: int | None = None) -> OutputLimit:
     return OutputLimit(tokens, source)
 
 
+def _set_max_tokens(agent: Agent, tokens: int | None) -> None:
+    agent.stream_options = agent.stream_options.model_copy(update={"max_tokens": tokens})
+
+
 def apply_limit(agent: Agent, limit: OutputLimit) -> Callable[[], None]:
-    """Set the limit on ``agent`` for one cell; returns what puts the Agent's own value back."""
-    previous = agent.max_tokens
-    agent.max_tokens = limit.tokens
+    """Set the limit in ``agent.stream_options`` for one cell; returns what puts the Agent's
+    own value back (only that field: other options changed meanwhile stay)."""
+    previous = agent.stream_options.max_tokens
+    _set_max_tokens(agent, limit.tokens)
 
     def restore() -> None:
-        agent.max_tokens = previous
+        _set_max_tokens(agent, previous)
 
     return restore
 

@@ -18,19 +18,19 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from ..agent import Agent, AgentTool
-from ..agent._hooks import call_hook
-from ..agent.types import TurnContext
-from ..ai import AbortSignal, AssistantMessage, redact
+from ..agent import Agent, AgentTool, TurnContext
+from ..ai import AbortSignal, AssistantMessage, maybe_await, redact
 from ..ai.replay import check_replay
 from ..tools import (
     BUILTIN_COLLECTIONS,
@@ -44,17 +44,19 @@ from ..tools import (
     refresh_tools,
 )
 from ..tools import undo as undo_tools
-from .conversation import (
+from . import code_cell
+from .conversation_settings import (
     POLICY_TEXT,
     approval_policy,
     as_policy,
     set_approval_policy,
     tools_text,
 )
+from .conversations import ConversationError, get_conversations, key_of
 from .expansion import ExpansionError, expand
 from .limits import apply_limit, output_limit
 from .models import ModelError, model_from_name
-from .options import AgentOptions, OptionsError, format_help, parse_options
+from .options import AgentOptions, OptionsError, format_help, magic_doc, parse_options
 from .render import final_text, render_transcript
 from .run_log import RunLog
 from .run_mode import run_mode
@@ -78,6 +80,10 @@ LINE_COMMANDS = (
     "model",
     "last",
     "undo",
+    "code",
+    "resume",
+    "save",
+    "load",
     "help",
 )
 
@@ -89,6 +95,13 @@ def _shell() -> InteractiveShell:
     if ip is None:
         raise RuntimeError("pi_notebook.notebook needs a running IPython shell")
     shell: InteractiveShell = ip
+    return shell
+
+
+def _shell_or_none() -> InteractiveShell | None:
+    from IPython import get_ipython
+
+    shell: InteractiveShell | None = get_ipython()
     return shell
 
 
@@ -196,7 +209,7 @@ def _max_turns_hook(
             return True
         if previous is None:
             return False
-        return bool(await call_hook(previous, context, signal))
+        return bool(await maybe_await(previous(context, signal)))
 
     return should_stop
 
@@ -229,13 +242,19 @@ async def execute(
     session: NotebookSession,
     namespace: dict[str, Any],
     show: Callable[[str], None],
+    *,
+    background: bool = False,
 ) -> None:
-    """Run one prompt (after any active run of ``agent``) and show its transcript once."""
+    """Run one prompt (after any active run of ``agent``) and show its transcript once; offer
+    the code the agent ran as the next cell (see :mod:`.code_cell`)."""
     while agent.is_running:  # a cell queued behind a background run waits for it
         await agent.wait_for_idle()
     log = RunLog()  # counts, lifecycle and coalesced deltas: never an object per token
     start = len(agent.state.messages)
     unsubscribe = agent.subscribe(log)
+    recorder = code_cell.CodeRecorder(agent, namespace)
+    unsubscribe_code = agent.subscribe(recorder)
+    get_conversations().track(key_of(options.agent), agent, namespace, _note)  # saved at ends
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
     opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
     panel = opened[0] if opened is not None else None
@@ -259,6 +278,7 @@ async def execute(
         raise
     finally:
         unsubscribe()
+        unsubscribe_code()
         agent.should_stop_after_turn = previous_hook
         restore_tool_hooks()
         restore_limit()
@@ -273,6 +293,10 @@ async def execute(
             show(text)
         else:
             await _close_panel(agent, *opened, interrupted)
+        off = code_cell.off_reason(
+            no_code_cell=options.no_code_cell, plain=opened is None, background=background
+        )
+        code_cell.finish_run(_shell_or_none(), agent, recorder, off)
     check_replay(new_messages)  # a replay that diverged from its recording fails the cell
 
 
@@ -363,6 +387,10 @@ async def run_cell(line: str, cell: str) -> None:
     await execute(p.agent, p.prompt, p.options, p.session, p.namespace, _print)
 
 
+def _note(text: str) -> None:
+    print(text)
+
+
 def _print(text: str) -> None:
     if text:
         print(text)
@@ -387,7 +415,9 @@ def _launch_background(p: PreparedCell, *, forced: bool, note: str | None = None
 
     async def run() -> None:
         try:
-            await execute(p.agent, p.prompt, p.options, p.session, p.namespace, show)
+            await execute(
+                p.agent, p.prompt, p.options, p.session, p.namespace, show, background=True
+            )
         except asyncio.CancelledError:
             pass
 
@@ -472,8 +502,22 @@ def line_command(line: str) -> Any:
     if command == "undo":  # the undo record of the last %%agent cell's conversation
         if session.current is not None and session.current.is_running:
             raise UsageError("%agent undo: a run is active; %agent abort first")
-        print(undo_tools(namespace, session.current).text())
+        report = undo_tools(namespace, session.current)
+        left = bool(report.kept or report.not_restored)
+        code_cell.after_undo(session.current, report.restored, report.removed, left)
+        print(report.text())
         return None
+    if command == "code":  # the last run's code: printed, or offered as the next cell
+        agent_or_none = session.current if session.current is not None else session.default
+        try:
+            text = code_cell.code_command(ip, agent_or_none, rest)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if text:
+            print(text, end="" if text.endswith("\n") else "\n")
+        return None
+    if command in ("resume", "save", "load"):
+        return _conversation_command(command, rest, session, namespace)
     try:
         agent = session.target(namespace)
     except ModelError as exc:
@@ -520,6 +564,58 @@ def line_command(line: str) -> Any:
     return None
 
 
+def _conversation_command(
+    command: str, rest: str, session: NotebookSession, namespace: dict[str, Any]
+) -> None:
+    """``%agent resume [NAME]`` / ``save PATH`` / ``load PATH`` (see :mod:`.conversations`)."""
+    conversations = get_conversations()
+    try:
+        args = shlex.split(rest)
+    except ValueError as exc:
+        raise UsageError(f"%agent {command}: {exc}") from None
+    try:
+        if command == "resume":
+            if len(args) > 1 or (args and not args[0].isidentifier()):
+                raise UsageError("%agent resume: usage: %agent resume [NAME]")
+            name = args[0] if args and args[0] != "default" else None
+            agent = _conversation_agent(session, namespace, name)
+            if agent.is_running:
+                raise UsageError("%agent resume: a run is active; %agent abort first")
+            print(conversations.resume(key_of(name), agent, session, namespace, _note))
+            session.current = agent
+            return
+        if len(args) != 1:
+            raise UsageError(f"%agent {command}: usage: %agent {command} PATH")
+        path = Path(args[0]).expanduser()
+        agent = session.target(namespace)
+        if command == "save":
+            key = conversations.key_of_agent(agent) or key_of(None)
+            count = conversations.save_to(path, agent, key, namespace)
+            print(f"saved {count} message{'' if count == 1 else 's'} to {path}")
+            return
+        if agent.is_running:
+            raise UsageError("%agent load: a run is active; %agent abort first")
+        print(conversations.load(path, agent, session, namespace))
+    except (ConversationError, ModelError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _conversation_agent(
+    session: NotebookSession, namespace: dict[str, Any], name: str | None
+) -> Agent:
+    """The agent ``%agent resume [NAME]`` restores into (created as ``--agent NAME`` would)."""
+    if name is None:
+        return session.default_agent(namespace)
+    existing = namespace.get(name)
+    if isinstance(existing, Agent):
+        return existing
+    if existing is not None:
+        raise UsageError(f"%agent resume: {name!r} is a {type(existing).__name__}, not an Agent")
+    agent = Agent()
+    namespace[name] = agent
+    return agent
+
+
 # -- IPython wiring ------------------------------------------------------------------------------
 
 
@@ -542,6 +638,10 @@ class AgentMagics(Magics):
             return None
         _launch_background(p, forced=True)  # a loop runs but this cell cannot await it
         return None
+
+
+# ``%%agent?`` and Shift-Tab show the magic's docstring: make it the full option list.
+AgentMagics.agent.__doc__ = magic_doc()
 
 
 def transform_agent_cell(lines: list[str]) -> list[str]:
@@ -570,6 +670,9 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     cleanup = ip.input_transformers_cleanup
     if transform_agent_cell not in cleanup:
         cleanup.append(transform_agent_cell)
+    saved = get_conversations().summary(ip.user_ns)  # after a restart: what %agent resume has
+    if saved is not None:
+        print(saved)
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:

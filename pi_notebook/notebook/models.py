@@ -176,12 +176,10 @@ def check_api_key(model: Model) -> None:
     providers = _providers()
     if providers is None:
         return
-    from ..ai.providers import keys
-
-    if not keys.requires_api_key(model.provider):
+    if not providers.requires_api_key(model.provider):
         return
-    if keys.get_env_api_key(model.provider) is None:
-        names = " or ".join(keys.env_var_names(model.provider))
+    if providers.get_env_api_key(model.provider) is None:
+        names = " or ".join(providers.env_var_names(model.provider))
         raise ModelError(
             f"no API key for {model.provider}/{model.id}: set {names} in the kernel's "
             "environment, or choose another model with --model (e.g. --model demo)"
@@ -212,12 +210,10 @@ def resolve_default_model(namespace: Mapping[str, Any] | None = None) -> Resolve
             raise ModelError(f"{MODEL_ENV}: {exc}") from None
     providers = _providers()
     if providers is not None:
-        from ..ai.providers import keys
-
         for provider, model_id in KEYED_DEFAULTS:
-            if keys.get_env_api_key(provider) is not None:
+            if providers.get_env_api_key(provider) is not None:
                 model = providers.resolve_model(f"{provider}/{model_id}")
-                return ResolvedModel(model, keys.env_var_names(provider)[0])
+                return ResolvedModel(model, providers.env_var_names(provider)[0])
         local = _ollama_model()
         if local is not None:
             return ResolvedModel(providers.resolve_model(f"ollama/{local}"), "ollama")

@@ -25,9 +25,12 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 
 EPILOG = """\
 line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
-               events | model NAME | last | undo | help
+               events | model NAME | last | undo | code [--cell] | resume [NAME] |
+               save PATH | load PATH | help
 tools and the approval policy belong to the conversation: they stay for later cells (also
 through --new and %agent reset) until --tools / --no-tools / --approve change them.
+code cell: when a run wrote variables, its run_python / set_variable code is offered as a new
+cell below (interactive front ends only; off with --no-code-cell or PI_NOTEBOOK_CODE_CELL=off).
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
 OpenAI, OpenRouter) > a local Ollama on localhost:11434 > the built-in 'demo' model.
 """
@@ -56,6 +59,7 @@ class AgentOptions:
     step: bool = False
     approve: str | None = None
     max_tokens: int | None = None
+    no_code_cell: bool = False
 
 
 class _Parser(argparse.ArgumentParser):
@@ -152,11 +156,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="teaching mode: the panel holds each agent event until you click 'Next event' "
         "(or 'Run to end'); plain mode runs without pauses",
     )
+    add(
+        "--no-code-cell",
+        action="store_true",
+        help="do not offer the agent's code as a new cell below this one "
+        "(also PI_NOTEBOOK_CODE_CELL=off); %%agent code prints it",
+    )
     return parser
 
 
 def format_help() -> str:
     return build_parser().format_help()
+
+
+def magic_doc() -> str:
+    """The magic's docstring (``%%agent?``, Shift-Tab): a summary line and the full help, as
+    IPython's ``@magic_arguments`` magics build theirs from their parser."""
+    return (
+        "%agent COMMAND [TEXT] runs a line command; %%agent [options] runs the agent on the "
+        "cell body.\n\n" + format_help()
+    )
 
 
 def parse_options(line: str) -> AgentOptions:
@@ -192,5 +211,6 @@ __all__ = [
     "AgentOptions",
     "OptionsError",
     "format_help",
+    "magic_doc",
     "parse_options",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..ai import Model
-from .conversation import copy_settings
+from .conversation_settings import copy_settings
 from .models import ResolvedModel, check_api_key, resolve_default_model
 from .run_log import RunLog
 

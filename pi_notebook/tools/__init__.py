@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..agent.types import AgentTool
+from ..agent import AgentTool
 from .approval import (
     APPROVAL_MODES,
     APPROVAL_TIMEOUT_ENV,

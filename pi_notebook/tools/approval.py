@@ -22,9 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from ..agent._hooks import call_hook, field_of
-from ..agent.types import AgentTool, BeforeToolCallContext, BeforeToolCallResult
-from ..ai import AbortSignal
+from ..agent import AgentTool, BeforeToolCallContext, BeforeToolCallResult, field_of
+from ..ai import AbortSignal, maybe_await
 
 ApprovalMode: TypeAlias = Literal["writes", "all"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("writes", "all")
@@ -152,7 +151,7 @@ def approval_hook(
 
     async def before_tool_call(context: BeforeToolCallContext, signal: AbortSignal | None) -> Any:
         if previous is not None:
-            decision = await call_hook(previous, context, signal)
+            decision = await maybe_await(previous(context, signal))
             if field_of(decision, "block", False):
                 return decision
         call = context.tool_call

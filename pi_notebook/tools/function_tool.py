@@ -28,7 +28,7 @@ from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from ..agent.types import AgentTool, AgentToolResult, ToolExecutionMode, ToolUpdate
+from ..agent import AgentTool, AgentToolResult, ToolExecutionMode, ToolUpdate
 from ..ai import AbortSignal
 from .results import to_result
 from .summary import DEFAULT_MAX_CHARS

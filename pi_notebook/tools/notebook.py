@@ -23,7 +23,7 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent.types import AgentTool, AgentToolResult, ToolFailure
+from ..agent import AgentTool, AgentToolResult, ToolFailure
 from ..ai import AbortSignal, TextContent
 from .activity import Activity
 from .execution import DEFAULT_OUTPUT_CHARS, RunOutcome, run_code

@@ -14,7 +14,7 @@ import io
 import json
 from typing import Any
 
-from ..agent.types import AgentToolResult
+from ..agent import AgentToolResult
 from ..ai import ImageContent, TextContent
 from .summary import DEFAULT_MAX_CHARS, bounded, is_dataframe, is_ndarray, is_series, summarize
 

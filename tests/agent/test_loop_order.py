@@ -20,6 +20,7 @@ from pi_notebook.ai import (
     AssistantMessage,
     AssistantMessageEventStream,
     FauxProvider,
+    StreamOptions,
     TextContent,
     UserMessage,
     faux_assistant_message,
@@ -27,7 +28,6 @@ from pi_notebook.ai import (
     faux_tool_call,
     register_faux_provider,
 )
-from pi_notebook.ai._base import trusted
 from pi_notebook.ai.events import DoneEvent, StartEvent, TextStartEvent
 from pi_notebook.ai.partial import grow_text
 
@@ -227,7 +227,11 @@ async def test_get_api_key_is_asked_per_request_and_falls_back_to_config_key(
             faux_assistant_message("done"),
         ]
     )
-    config = make_config(faux, get_api_key=lambda provider: next(answers), api_key="fallback")
+    config = make_config(
+        faux,
+        get_api_key=lambda provider: next(answers),
+        stream_options=StreamOptions(api_key="fallback"),
+    )
     await run_agent_loop(
         [user("a")], make_context(text_tool("t")), config, log.emit, None, stream_fn
     )
@@ -422,15 +426,13 @@ async def test_updates_share_a_snapshot_until_a_top_level_field_changes(log: Log
     partial = final.model_copy(update={"content": [TextContent(text="")]})
 
     async def events() -> AsyncIterator[Any]:
-        yield trusted(StartEvent, {"type": "start", "partial": partial})
-        yield trusted(
-            TextStartEvent, {"type": "text_start", "content_index": 0, "partial": partial}
-        )
+        yield StartEvent(partial=partial)
+        yield TextStartEvent(content_index=0, partial=partial)
         for i, delta in enumerate(["ab", "cd", "ef"]):
             if i == 2:
                 partial.response_id = "resp-2"
             yield grow_text(partial, 0, delta)
-        yield trusted(DoneEvent, {"type": "done", "reason": "stop", "message": final})
+        yield DoneEvent(reason="stop", message=final)
 
     def stream_fn(model: Any, context: Any, options: Any = None) -> AssistantMessageEventStream:
         return AssistantMessageEventStream.from_events(events())

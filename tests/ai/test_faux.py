@@ -28,8 +28,8 @@ from pi_notebook.ai import (
     faux_thinking,
     faux_tool_call,
     get_api_provider,
+    maybe_await,
     register_faux_provider,
-    resolve_stream,
     stream,
 )
 
@@ -50,7 +50,7 @@ def ctx(text: str = "hi", system_prompt: str | None = None) -> Context:
 async def open_stream(
     model: Model, context: Context, options: StreamOptions | None = None
 ) -> AssistantMessageEventStream:
-    return await resolve_stream(stream(model, context, options))
+    return await maybe_await(stream(model, context, options))
 
 
 async def events_of(

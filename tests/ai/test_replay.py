@@ -16,9 +16,16 @@ import pytest
 from jupyter_client.manager import KernelManager
 
 from pi_notebook.agent import Agent, AgentTool, AgentToolResult
-from pi_notebook.ai import AbortController, Context, StreamOptions, TextContent, UserMessage
+from pi_notebook.ai import (
+    AbortController,
+    Context,
+    StreamOptions,
+    TextContent,
+    UserMessage,
+    maybe_await,
+    stream,
+)
 from pi_notebook.ai.providers import aclose_client
-from pi_notebook.ai.registry import resolve_stream, stream
 from pi_notebook.ai.replay import (
     RECORD_ENV,
     Player,
@@ -238,7 +245,7 @@ async def test_an_aborted_replay_ends_with_an_aborted_error(tmp_path: Path) -> N
     try:
         server.queue(stream_bytes(text_stream("a ", "long ", "answer")))
         live = record(openai_model(server.url), path)
-        response = await resolve_stream(stream(live, context, StreamOptions(api_key=KEY)))
+        response = await maybe_await(stream(live, context, StreamOptions(api_key=KEY)))
         assert (await response.result()).content[0].text == "a long answer"  # type: ignore[union-attr]
         forget(live)
     finally:
@@ -247,7 +254,7 @@ async def test_an_aborted_replay_ends_with_an_aborted_error(tmp_path: Path) -> N
 
     model = replay(path)
     controller = AbortController()
-    response = await resolve_stream(stream(model, context, StreamOptions(signal=controller.signal)))
+    response = await maybe_await(stream(model, context, StreamOptions(signal=controller.signal)))
     kinds = []
     async for event in response:
         kinds.append(event.type)
@@ -365,7 +372,7 @@ async def test_recording_a_model_without_a_provider_is_an_error_event(tmp_path: 
     orphan = openai_model("http://127.0.0.1:9").model_copy(update={"api": "no-such-api"})
     model = record(orphan, tmp_path / "orphan.jsonl")
     context = Context(messages=[UserMessage(content="hi")])
-    response = await resolve_stream(stream(model, context, StreamOptions(api_key=KEY)))
+    response = await maybe_await(stream(model, context, StreamOptions(api_key=KEY)))
     result = await response.result()
     assert result.stop_reason == "error"
     assert (

@@ -146,6 +146,7 @@ class Kernel:
 
 def kernel_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
+    env.pop("JPY_SESSION_NAME", None)  # no notebook path: nothing saved beside a notebook
     env["IPYTHONDIR"] = str(tmp / "ipython")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PI_NOTEBOOK_UI"] = "plain"

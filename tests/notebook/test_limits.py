@@ -42,13 +42,13 @@ def test_a_hand_made_model_of_a_known_id_gets_the_catalogues_value() -> None:
 def test_the_cell_the_agent_and_the_model_win_in_that_order() -> None:
     agent = Agent(model=local(max_tokens=2000))
     assert output_limit(agent).tokens == 2000
-    agent.max_tokens = 300
+    agent = Agent(model=local(max_tokens=2000), max_tokens=300)
     assert output_limit(agent).text() == "300 tokens per reply (from the Agent's max_tokens)"
     assert output_limit(agent, 77).text() == "77 tokens per reply (from --max-tokens)"
     restore = apply_limit(agent, output_limit(agent, 77))
-    assert agent.max_tokens == 77
+    assert agent.stream_options.max_tokens == 77
     restore()
-    assert agent.max_tokens == 300
+    assert agent.stream_options.max_tokens == 300
 
 
 def test_a_default_is_clamped_to_the_room_left_in_the_context_window() -> None:

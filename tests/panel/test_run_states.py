@@ -163,6 +163,20 @@ def test_tool_arguments_keep_the_models_key_order() -> None:
     assert args.index("zeta") < args.index("alpha")
 
 
+def test_tool_arguments_that_streamed_a_key_end_redacted_in_the_card() -> None:
+    key = "sk-live-abcdefghijklmnop1234"
+    provider = faux([calling(faux_tool_call("wait", {"token": key, "n": 1}, id="w")),
+                     faux_assistant_message("ok")])  # fmt: skip
+    started, release = asyncio.Event(), asyncio.Event()
+    release.set()
+    state = PanelState(OpList())
+    for event in run(collect_events(provider, "Go", [waiting_tool(started, release)])):
+        state.apply(event)
+    args = state.materialize()["tools"]["w"]["args_text"]
+    assert key not in args and "[redacted" in args
+    assert list(json.loads(args)) == ["token", "n"]
+
+
 def test_a_notebook_tools_namespace_line_is_shown_once_in_its_card() -> None:
     async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
         return AgentToolResult(

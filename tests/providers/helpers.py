@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pi_notebook.ai import AssistantMessage, Model, ModelCost, resolve_stream
+from pi_notebook.ai import AssistantMessage, Model, ModelCost, maybe_await
 from pi_notebook.ai.registry import stream
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -45,7 +45,7 @@ def anthropic_model(base_url: str, **fields: Any) -> Model:
 async def collect(
     model: Model, context: Any, options: Any = None
 ) -> tuple[list[Any], AssistantMessage]:
-    events_stream = await resolve_stream(stream(model, context, options))
+    events_stream = await maybe_await(stream(model, context, options))
     events = []
 
     async def drain() -> None:

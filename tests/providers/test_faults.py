@@ -6,7 +6,7 @@ import asyncio
 import json
 import socket
 
-from pi_notebook.ai import AbortController, Context, StreamOptions, UserMessage, resolve_stream
+from pi_notebook.ai import AbortController, Context, StreamOptions, UserMessage, maybe_await
 from pi_notebook.ai.registry import stream
 
 from .helpers import KEY, anthropic_model, collect, openai_model, types_of
@@ -165,7 +165,7 @@ async def _abort_while_stalled(server: ScriptServer, model, first: bytes) -> Non
     started = asyncio.Event()
     server.queue(stall(server, first, started))
     controller = AbortController()
-    s = await resolve_stream(
+    s = await maybe_await(
         stream(model, ctx(), StreamOptions(api_key=KEY, signal=controller.signal))
     )
     events = []
@@ -239,7 +239,7 @@ async def test_pre_aborted_signal_sends_nothing(server: ScriptServer) -> None:
 async def test_abort_during_retry_backoff(server: ScriptServer) -> None:
     server.queue(error(429, {"error": {"message": "busy"}}, {"retry-after": "30"}))
     controller = AbortController()
-    s = await resolve_stream(
+    s = await maybe_await(
         stream(
             openai_model(server.url),
             ctx(),
@@ -324,7 +324,7 @@ async def test_key_from_environment(server: ScriptServer, monkeypatch) -> None:
 
 
 async def test_one_pooled_client_per_loop(server: ScriptServer) -> None:
-    from pi_notebook.ai.providers._http import get_client
+    from pi_notebook.ai.providers._client import get_client
 
     assert get_client() is get_client()
     server.queue(stream_bytes(OK), stream_bytes(OK))

@@ -13,7 +13,7 @@ from pi_notebook.ai import (
     StreamOptions,
     Tool,
     UserMessage,
-    resolve_stream,
+    maybe_await,
 )
 from pi_notebook.ai.registry import stream
 
@@ -207,7 +207,7 @@ async def test_partial_arguments_are_parsed_while_streaming(server: ScriptServer
         await conn.end()
 
     server.queue(lock_step)
-    s = await resolve_stream(stream(openai_model(server.url), ctx(), opts()))
+    s = await maybe_await(stream(openai_model(server.url), ctx(), opts()))
     seen = []
     async for event in s:
         if event.type == "toolcall_delta":

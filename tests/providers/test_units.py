@@ -9,7 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_notebook.ai.providers import catalog, keys
-from pi_notebook.ai.providers._http import SSEDecoder, format_http_error, loads, redact
+from pi_notebook.ai.providers._driver import redact
+from pi_notebook.ai.providers._errors import format_http_error
+from pi_notebook.ai.providers._json import loads
+from pi_notebook.ai.providers._sse import SSEDecoder
 
 STREAM = (
     ": hello\r\n"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
 from ..events import TextStartEvent, ThinkingStartEvent, ToolCallStartEvent
 from ..partial import RawArguments, end_event, grow_text, grow_thinking, grow_tool_call
@@ -29,19 +28,15 @@ from ..types import (
     ToolCall,
 )
 from ..usage import finalize_usage
-from ._http import (
+from ._driver import Push, run_provider
+from ._errors import ProviderError, error_event_text, error_payload_text, event_text
+from ._json import loads
+from ._request import (
     PreparedRequest,
-    ProviderError,
-    Push,
     apply_on_payload,
     cache_retention,
     compat_value,
-    error_event_text,
-    error_payload_text,
-    event_text,
-    loads,
     merge_headers,
-    run_provider,
     sanitize_surrogates,
 )
 from .keys import request_api_key
@@ -405,42 +400,31 @@ class AnthropicMessagesDecoder:
         kind = block.get("type")
         index = len(self.content)
         output = self.output
+        event: TextStartEvent | ThinkingStartEvent | ToolCallStartEvent
         if kind == "text":
-            self.content.append(trusted(TextContent, {"type": "text", "text": ""}))
-            event: Any = trusted(
-                TextStartEvent, {"type": "text_start", "content_index": index, "partial": output}
+            self.content.append(TextContent(text=""))
+            event = TextStartEvent(index, output)
+        elif kind == "thinking":
+            self.content.append(ThinkingContent(thinking="", thinking_signature=""))
+            event = ThinkingStartEvent(index, output)
+        elif kind == "redacted_thinking":
+            signature = block.get("data", "")
+            self.content.append(
+                ThinkingContent(
+                    thinking="[Reasoning redacted]", thinking_signature=signature, redacted=True
+                )
             )
-        elif kind in ("thinking", "redacted_thinking"):
-            redacted = kind == "redacted_thinking"
-            fields: dict[str, Any] = {
-                "type": "thinking",
-                "thinking": "[Reasoning redacted]" if redacted else "",
-                "thinking_signature": block.get("data", "") if redacted else "",
-            }
-            if redacted:
-                fields["redacted"] = True
-            self.content.append(trusted(ThinkingContent, fields))
-            event = trusted(
-                ThinkingStartEvent,
-                {"type": "thinking_start", "content_index": index, "partial": output},
-            )
+            event = ThinkingStartEvent(index, output)
         elif kind == "tool_use":
             initial = block.get("input")
             self.content.append(
-                trusted(
-                    ToolCall,
-                    {
-                        "type": "toolCall",
-                        "id": block.get("id") or "",
-                        "name": block.get("name") or "",
-                        "arguments": initial if isinstance(initial, dict) else {},
-                    },
+                ToolCall(
+                    id=block.get("id") or "",
+                    name=block.get("name") or "",
+                    arguments=initial if isinstance(initial, dict) else {},
                 )
             )
-            event = trusted(
-                ToolCallStartEvent,
-                {"type": "toolcall_start", "content_index": index, "partial": output},
-            )
+            event = ToolCallStartEvent(index, output)
         else:
             return
         self.blocks[payload.get("index", index)] = index

@@ -10,7 +10,7 @@ import os
 from urllib.parse import urlparse
 
 from ..secrets import API_KEY_ENV_VARS
-from ._http import ProviderError
+from ._errors import ProviderError
 
 ENV_VARS: dict[str, tuple[str, ...]] = {
     name.removesuffix("_API_KEY").lower(): (name,) for name in API_KEY_ENV_VARS

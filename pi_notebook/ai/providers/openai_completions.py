@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._base import trusted
 from ..event_stream import AssistantMessageEventStream
 from ..events import TextStartEvent, ThinkingStartEvent, ToolCallStartEvent
 from ..partial import RawArguments, end_event, grow_text, grow_thinking, grow_tool_call
@@ -31,19 +30,15 @@ from ..types import (
     Usage,
 )
 from ..usage import finalize_usage
-from ._http import (
+from ._driver import Push, run_provider
+from ._errors import ProviderError, error_event_text, error_payload_text, event_text
+from ._json import loads
+from ._request import (
     PreparedRequest,
-    ProviderError,
-    Push,
     apply_on_payload,
     cache_retention,
     compat_value,
-    error_event_text,
-    error_payload_text,
-    event_text,
-    loads,
     merge_headers,
-    run_provider,
     sanitize_surrogates,
 )
 from .chunk_shape import TextChunkShape
@@ -536,31 +531,16 @@ class OpenAICompletionsDecoder:
         index = self.text_index
         if index < 0:
             index = self.text_index = len(self.content)
-            self.content.append(trusted(TextContent, {"type": "text", "text": ""}))
-            self.push(
-                trusted(
-                    TextStartEvent,
-                    {"type": "text_start", "content_index": index, "partial": self.output},
-                )
-            )
+            self.content.append(TextContent(text=""))
+            self.push(TextStartEvent(index, self.output))
         self.push(grow_text(self.output, index, text))
 
     def _thinking(self, text: str, field_name: str) -> None:
         index = self.thinking_index
         if index < 0:
             index = self.thinking_index = len(self.content)
-            self.content.append(
-                trusted(
-                    ThinkingContent,
-                    {"type": "thinking", "thinking": "", "thinking_signature": field_name},
-                )
-            )
-            self.push(
-                trusted(
-                    ThinkingStartEvent,
-                    {"type": "thinking_start", "content_index": index, "partial": self.output},
-                )
-            )
+            self.content.append(ThinkingContent(thinking="", thinking_signature=field_name))
+            self.push(ThinkingStartEvent(index, self.output))
         self.push(grow_thinking(self.output, index, text))
 
     def _tool_call(self, call: dict[str, Any]) -> None:
@@ -575,18 +555,8 @@ class OpenAICompletionsDecoder:
             index = self.tool_by_id.get(call_id)
         if index is None:
             index = len(self.content)
-            self.content.append(
-                trusted(
-                    ToolCall,
-                    {"type": "toolCall", "id": call_id, "name": name, "arguments": {}},
-                )
-            )
-            self.push(
-                trusted(
-                    ToolCallStartEvent,
-                    {"type": "toolcall_start", "content_index": index, "partial": self.output},
-                )
-            )
+            self.content.append(ToolCall(id=call_id, name=name))
+            self.push(ToolCallStartEvent(index, self.output))
         if isinstance(stream_index, int):
             self.tool_by_stream_index.setdefault(stream_index, index)
         block: Any = self.content[index]

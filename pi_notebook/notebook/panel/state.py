@@ -41,7 +41,22 @@ from ...agent import (
     TurnStartEvent,
     truncated_call_text,
 )
-from ...ai import redact
+from ...ai import (
+    AssistantMessage,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    redact,
+)
 from ..estimate import tokens_of_chars
 from .blocks import BlockStream
 from .markdown import render_markdown
@@ -519,58 +534,59 @@ class PanelState:
 
     def _on_update(self, event: MessageUpdateEvent) -> None:
         sub = event.assistant_message_event
-        kind = sub.type
-        self._count_update(kind)
+        self._count_update(sub.type)
         self._partial = event.message
         if self._waiting:
             self._first_token()
-        if kind in ("text_delta", "thinking_delta"):
-            self._chars += len(sub.delta)
-            open_text = self._blocks.get(sub.content_index) or self._open_text(
-                sub.content_index, kind[: -len("_delta")]
-            )
-            if open_text is not None:
-                open_text.parts.append(sub.delta)
-                if not open_text.dirty:
-                    open_text.dirty = True
-                    self._dirty.append(open_text)
-                self.sink.touch()
-            return
-        if kind == "toolcall_delta":
-            self._chars += len(sub.delta)
-            tool_id = self._tool_of_index.get(sub.content_index)
-            if tool_id is None:
-                tool_id = self._tool_block(sub.content_index, sub.partial)
-            if tool_id is not None:
-                args = self._open_args.get(tool_id)
-                if args is None:
-                    card = self.data["tools"][tool_id]
-                    args = _OpenArgs(card, ["tools", tool_id, "args_text"])
-                    self._open_args[tool_id] = args
-                args.parts.append(sub.delta)
-                self.sink.append(args.path, sub.delta)
-            return
-        if kind in ("text_start", "thinking_start"):
-            if sub.content_index not in self._blocks:
-                self._open_text(sub.content_index, kind[: -len("_start")])
-        elif kind in ("text_end", "thinking_end"):
-            open_text = self._blocks.get(sub.content_index) or self._open_text(
-                sub.content_index, kind[: -len("_end")]
-            )
-            if open_text is not None:  # it streamed raw; what it keeps is redacted
-                open_text.end(self.sink, redact(sub.content))
-        elif kind == "toolcall_start":
-            self._tool_block(sub.content_index, sub.partial)
-        elif kind == "toolcall_end":
-            call = sub.tool_call
-            tool_id = self._tool_of_index.get(sub.content_index) or self._tool_block(
-                sub.content_index, sub.partial
-            )
-            if tool_id is not None:
-                args = self._open_args.pop(tool_id, None)
-                if args is not None:
-                    args.materialize()
-                self._set(["tools", tool_id, "args_text"], _args_text(call.arguments))
+        match sub:
+            case TextDeltaEvent() | ThinkingDeltaEvent():
+                self._chars += len(sub.delta)
+                open_text = self._blocks.get(sub.content_index) or self._open_text(
+                    sub.content_index, sub.type[: -len("_delta")]
+                )
+                if open_text is not None:
+                    open_text.parts.append(sub.delta)
+                    if not open_text.dirty:
+                        open_text.dirty = True
+                        self._dirty.append(open_text)
+                    self.sink.touch()
+            case ToolCallDeltaEvent():
+                self._chars += len(sub.delta)
+                tool_id = self._tool_of_index.get(sub.content_index)
+                if tool_id is None:
+                    tool_id = self._tool_block(sub.content_index, sub.partial)
+                if tool_id is not None:
+                    args = self._open_args.get(tool_id)
+                    if args is None:
+                        card = self.data["tools"][tool_id]
+                        args = _OpenArgs(card, ["tools", tool_id, "args_text"])
+                        self._open_args[tool_id] = args
+                    args.parts.append(sub.delta)
+                    self.sink.append(args.path, sub.delta)
+            case TextStartEvent() | ThinkingStartEvent():
+                if sub.content_index not in self._blocks:
+                    self._open_text(sub.content_index, sub.type[: -len("_start")])
+            case TextEndEvent() | ThinkingEndEvent():
+                open_text = self._blocks.get(sub.content_index) or self._open_text(
+                    sub.content_index, sub.type[: -len("_end")]
+                )
+                if open_text is not None:  # it streamed raw; what it keeps is redacted
+                    open_text.end(self.sink, redact(sub.content))
+            case ToolCallStartEvent():
+                self._tool_block(sub.content_index, sub.partial)
+            case ToolCallEndEvent():
+                tool_id = self._tool_of_index.get(sub.content_index) or self._tool_block(
+                    sub.content_index, sub.partial
+                )
+                if tool_id is not None:
+                    args = self._open_args.pop(tool_id, None)
+                    if args is not None:
+                        args.materialize()
+                    self._set(["tools", tool_id, "args_text"], _args_text(sub.tool_call.arguments))
+            case StartEvent() | DoneEvent() | ErrorEvent():
+                pass
+            case _:
+                assert_never(sub)
 
     def _mi(self) -> int:
         index = self._message_index
@@ -633,13 +649,12 @@ class PanelState:
 
     def _on_message_end(self, event: MessageEndEvent) -> None:
         message = event.message
-        role = getattr(message, "role", "custom")
         updates = self._updates["count"] if self._updates is not None else 0
         self._end_node(self._message_node, updates=updates)
         self._message_node = None
         self._updates = None
         entry = self._message_entry()
-        if role != "assistant" or entry is None:
+        if not isinstance(message, AssistantMessage) or entry is None:
             return
         for args in self._open_args.values():
             args.materialize()

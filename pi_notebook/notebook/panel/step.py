@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Collection
 
-from ...agent.events import AGENT_EVENT_TYPES
+from ...agent import AGENT_EVENT_TYPES
 from ...ai import AbortSignal
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from ...agent.events import AGENT_EVENT_TYPES
+from ...agent import AGENT_EVENT_TYPES
 from ...ai import AbortSignal
 from ...tools import ApprovalTimeout, approval_timeout, format_seconds
 from ..estimate import estimate_context_tokens

@@ -1,0 +1,170 @@
+"""Driving one provider request: the request's task, its decoder and its event stream.
+
+:func:`run_provider` turns a provider's request builder and event decoder into an
+:class:`AssistantMessageEventStream`: ``start`` once the response is there, the decoder's
+events, then ``done`` or ``error``.
+
+What it must never do: put an API key into an exception text, a repr, a log line or an
+``error_message`` (every error text passes through :func:`redact`, including the texts of
+errors raised by httpx and h11); replay a request once the response has started streaming;
+raise out of a provider stream (every failure becomes an ``error`` event); or copy the whole
+message per chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, Protocol
+
+import httpx
+
+from ..awaitables import maybe_await
+from ..event_stream import AssistantMessageEventStream, terminal_event
+from ..events import AssistantMessageEvent, ErrorEvent, StartEvent
+from ..partial import REQUEST_ABORTED
+from ..secrets import redact as redact_secrets
+from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, empty_reply
+from ._errors import describe_exception
+from ._request import PreparedRequest
+from ._retry import Aborted, send_with_retries
+from ._sse import SSEDecoder
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every secret (``secrets`` in every form a library might print one, the
+    environment's keys, key shapes) masked: ``pi_notebook.ai.redact``, the one redaction."""
+    return redact_secrets(text, also=secrets)
+
+
+Push = Callable[[AssistantMessageEvent], None]
+
+
+class EventDecoder(Protocol):
+    """A provider's per-request state: SSE events in, assistant-message events out."""
+
+    def on_event(self, event: str, data: bytes) -> None: ...
+
+    def finish(self) -> None:
+        """The upstream stream ended: close blocks, raise ProviderError on a failed stop."""
+        ...
+
+
+DecoderFactory = Callable[[AssistantMessage, Push], EventDecoder]
+Prepare = Callable[[], Awaitable[PreparedRequest]]
+
+_running: set[asyncio.Task[None]] = set()
+
+
+def run_provider(
+    model: Model,
+    options: StreamOptions | None,
+    prepare: Prepare,
+    decoder_factory: DecoderFactory,
+) -> AssistantMessageEventStream:
+    """Start the request in a task of the running loop and return its event stream."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return _deferred(model, options, prepare, decoder_factory)
+    stream = AssistantMessageEventStream()
+    task = loop.create_task(_drive(stream, model, options, prepare, decoder_factory))
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return stream
+
+
+def _deferred(
+    model: Model, options: StreamOptions | None, prepare: Prepare, decoder_factory: DecoderFactory
+) -> AssistantMessageEventStream:
+    # Called outside a running loop: start the request once someone iterates.
+    async def relay() -> Any:
+        inner = run_provider(model, options, prepare, decoder_factory)
+        async for event in inner:
+            yield event
+
+    return AssistantMessageEventStream.from_events(relay())
+
+
+async def _drive(
+    stream: AssistantMessageEventStream,
+    model: Model,
+    options: StreamOptions | None,
+    prepare: Prepare,
+    decoder_factory: DecoderFactory,
+) -> None:
+    output = empty_reply(model)
+    signal = options.signal if options is not None else None
+    secrets: list[str] = []
+    if options is not None and options.api_key:
+        secrets.append(options.api_key)
+    response: httpx.Response | None = None
+    remove_listener: Callable[[], None] | None = None
+    task = asyncio.current_task()
+    push = stream.push
+    try:
+        if signal is not None:
+            if signal.aborted:
+                raise Aborted
+            assert task is not None
+            remove_listener = signal.add_listener(task.cancel)
+        prepared = await prepare()
+        secrets.extend(s for s in prepared.secrets if s not in secrets)
+        response = await send_with_retries(prepared, options)
+        if options is not None and options.on_response is not None:
+            await maybe_await(
+                options.on_response(
+                    ProviderResponse(
+                        status=response.status_code, headers=dict(response.headers.items())
+                    ),
+                    model,
+                )
+            )
+        push(StartEvent(output))
+        decoder = decoder_factory(output, push)
+        sse = SSEDecoder()
+        feed = sse.feed
+        on_event = decoder.on_event
+        async for chunk in response.aiter_raw():
+            for name, data in feed(chunk):
+                on_event(name, data)
+        for name, data in sse.flush():
+            on_event(name, data)
+        decoder.finish()
+        if signal is not None and signal.aborted:
+            raise Aborted
+        push(terminal_event(output))
+    except asyncio.CancelledError:
+        aborted = signal is not None and signal.aborted
+        if aborted and task is not None:
+            task.uncancel()
+        _fail(stream, output, "aborted", REQUEST_ABORTED)
+        if not aborted:
+            raise
+    except Aborted:
+        _fail(stream, output, "aborted", REQUEST_ABORTED)
+    except Exception as exc:
+        if signal is not None and signal.aborted:
+            _fail(stream, output, "aborted", REQUEST_ABORTED)
+        else:
+            _fail(stream, output, "error", redact(describe_exception(exc), secrets) or "Error")
+    finally:
+        if remove_listener is not None:
+            remove_listener()
+        if response is not None:
+            try:
+                await response.aclose()
+            except Exception:  # closing a broken connection must not mask the outcome
+                pass
+        stream.end()
+
+
+def _fail(
+    stream: AssistantMessageEventStream,
+    output: AssistantMessage,
+    reason: Literal["aborted", "error"],
+    message: str,
+) -> None:
+    output.stop_reason = "aborted" if reason == "aborted" else "error"
+    output.error_message = message
+    stream.push(ErrorEvent(reason, output))

@@ -1,0 +1,375 @@
+"""The agent's namespace writes as code: the cell offered below a ``%%agent`` cell.
+
+A :class:`CodeRecorder` listens to one run and keeps, in order, what each successful call of a
+tool that writes the namespace did: the code of ``run_python``, an assignment for
+``set_variable`` (see :func:`assignment`), and a comment for what cannot be code (another tool
+that writes, a failed call that wrote before it failed). :class:`RunCode` turns that into the
+cell text, redacted (``pi_notebook.ai.redact``: the text goes to the front end and into the
+saved notebook) and leaves out what ``%agent undo`` took back (:meth:`RunCode.after_undo`).
+
+:func:`offer` hands the text to the front end with IPython's ``set_next_input`` payload
+(``replace=False``: a new cell below), which ipykernel sends in the cell's ``execute_reply``,
+one per execution. :func:`headless_reason` says when not to: an execute request that allows no
+input or keeps no history comes from nbclient, papermill or nbval (tested against what they
+send), which run a notebook rather than edit it.
+
+This module never runs the recorded code, never evaluates an expression (a literal is read
+with ``ast.literal_eval`` only) and never keeps a value from the namespace after the call.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agent import Agent
+from ..ai import redact
+from .config import CODE_CELL_ENV, settings
+
+CELL_HEADER = "# The agent's code from the %%agent run above: run it to recreate its variables."
+RUN_PYTHON = "run_python"
+SET_VARIABLE = "set_variable"
+LITERAL_CHARS = 2000
+"""A value whose repr is longer is not written as a literal (the expression is used)."""
+NOT_A_LITERAL = "not a literal value: the expression runs again and may give another value"
+REDACTED = "a secret was redacted from this code"
+
+
+@dataclass
+class CodeBlock:
+    """What one tool call contributes: code under a header comment, or a comment alone."""
+
+    call_id: str
+    tool: str
+    code: str | None
+    """``None``: the call's effect cannot be written as code (the note says why)."""
+    note: str | None = None
+    writes: frozenset[str] = frozenset()
+    """The names the call created, changed or deleted."""
+    undone: bool = False
+
+    def text(self) -> str:
+        code = None if self.code is None else redact(self.code)
+        note = self.note
+        if code is not None and code != self.code:
+            note = f"{note}; {REDACTED}" if note else REDACTED
+        header = f"# {self.tool} (tool call {self.call_id})" + (f"; {note}" if note else "")
+        return header if code is None else f"{header}\n{code}"
+
+
+@dataclass
+class RunCode:
+    """The code of one run, in call order."""
+
+    blocks: list[CodeBlock] = field(default_factory=list)
+    offered: bool = False
+    """Offered as the next cell at the end of the run."""
+    not_offered: str | None = None
+    """Why it was not offered (``None`` when it was, or when there was no code)."""
+
+    @property
+    def wrote(self) -> bool:
+        return any(block.writes for block in self.blocks)
+
+    def live_blocks(self) -> list[CodeBlock]:
+        return [block for block in self.blocks if not block.undone]
+
+    def has_code(self) -> bool:
+        return any(block.code is not None for block in self.live_blocks())
+
+    def text(self) -> str:
+        """The cell: a header line, then each block; ``""`` when there is no code."""
+        if not self.has_code():
+            return ""
+        parts = [CELL_HEADER, *(block.text() for block in self.live_blocks())]
+        return "\n\n".join(parts) + "\n"
+
+    def after_undo(self, restored: Iterable[str], removed: Iterable[str], left: bool) -> None:
+        """``%agent undo`` restored or removed these names (``left``: some of the run's writes
+        stayed). A call is undone when every name it wrote was; one that wrote nothing is
+        undone with the whole run (its code may read what is gone)."""
+        undone = set(restored) | set(removed)
+        if not undone:
+            return
+        for block in self.blocks:
+            if block.writes:
+                block.undone = block.undone or block.writes <= undone
+            elif not left:
+                block.undone = True
+
+
+# -- from a tool call to code --------------------------------------------------------------------
+
+
+def _literal(text: str) -> bool:
+    try:
+        ast.literal_eval(text)
+    except Exception:
+        return False
+    return True
+
+
+def literal_repr(value: Any) -> str | None:
+    """``repr(value)`` when ``ast.literal_eval`` gives back an equal value of the same type."""
+    try:
+        text = repr(value)
+        if len(text) > LITERAL_CHARS:
+            return None
+        back = ast.literal_eval(text)
+        return text if type(back) is type(value) and bool(back == value) else None
+    except Exception:
+        return None
+
+
+def _same_expression(statement: str, expression: str) -> bool:
+    """``NAME = EXPR`` written on one line binds the value of ``EXPR`` (no walrus, no tuple
+    surprises): its right-hand side parses to the same tree as the expression alone."""
+    try:
+        tree = ast.parse(statement)
+        alone = ast.parse(expression, mode="eval").body
+    except SyntaxError:
+        return False
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
+        return False
+    return ast.dump(tree.body[0].value) == ast.dump(alone)
+
+
+def assignment(name: str, expression: str, value: Any, has_value: bool) -> tuple[str, str | None]:
+    """The code for ``set_variable(name, expression)`` that left ``value``; (code, note).
+
+    - The model's expression when it is a literal itself (its own text, as written).
+    - Otherwise the value's repr when it is a literal (``literal_repr``), the expression
+      as a trailing comment: this is the value the agent left, whatever the expression would
+      give now.
+    - Otherwise the expression, with a note: the value cannot be written as a literal, and
+      re-evaluating the expression is the code that made it (as ``run_python`` code is), but it
+      may not give the same value (randomness, time, data changed since).
+    """
+    expr = expression.strip()
+    if _literal(expr):
+        return _bind(name, expr), None
+    literal = literal_repr(value) if has_value else None
+    if literal is not None:
+        comment = f"  # {expr}" if "\n" not in expr and len(expr) <= 100 else ""
+        return f"{name} = {literal}{comment}", None
+    return _bind(name, expr), NOT_A_LITERAL
+
+
+def _bind(name: str, expr: str) -> str:
+    one_line = f"{name} = {expr}"
+    if "\n" not in expr and _same_expression(one_line, expr):
+        return one_line
+    return f"{name} = (\n{expr}\n)"  # as set_variable itself runs it
+
+
+def _names(diff: Any) -> frozenset[str] | None:
+    """The names of a notebook tool's ``namespace_diff`` detail; ``None`` without one."""
+    if not isinstance(diff, dict):
+        return None
+    names: set[str] = set()
+    for key in ("created", "changed", "deleted"):
+        items = diff.get(key) or []
+        if isinstance(items, list):
+            names.update(str(item) for item in items)
+    return frozenset(names)
+
+
+class CodeRecorder:
+    """An agent listener for one run: the code of its namespace-writing tool calls."""
+
+    def __init__(self, agent: Agent, namespace: dict[str, Any]) -> None:
+        self._agent = agent
+        self._namespace = namespace
+        self._args: dict[str, Any] = {}
+        self.run = RunCode()
+
+    def _writes(self, tool_name: str) -> bool:
+        for item in self._agent.state.tools:
+            if item.name == tool_name:
+                return bool(item.writes_namespace)
+        return False
+
+    def __call__(self, event: Any, signal: Any = None) -> None:
+        kind = event.type
+        if kind == "tool_execution_start":
+            if self._writes(event.tool_name):
+                self._args[event.tool_call_id] = event.args
+        elif kind == "tool_execution_end" and event.tool_call_id in self._args:
+            args = self._args.pop(event.tool_call_id)
+            block = self._block(event, args if isinstance(args, dict) else {})
+            if block is not None:
+                self.run.blocks.append(block)
+
+    def _block(self, event: Any, args: dict[str, Any]) -> CodeBlock | None:
+        call_id, tool_name = event.tool_call_id, event.tool_name
+        details = getattr(event.result, "details", None)
+        writes = _names(details.get("namespace_diff") if isinstance(details, dict) else None)
+        if event.is_error:
+            if not writes:
+                return None  # failed without writing: left out
+            listed = ", ".join(sorted(writes))
+            note = f"failed after writing {listed}; its code is left out"
+            return CodeBlock(call_id, tool_name, None, note, writes)
+        code = args.get("code")
+        if tool_name == RUN_PYTHON and writes is not None and isinstance(code, str):
+            return CodeBlock(call_id, tool_name, code.strip("\n"), None, writes)
+        name, expression = args.get("name"), args.get("expression")
+        if (
+            tool_name == SET_VARIABLE
+            and writes is not None
+            and isinstance(name, str)
+            and isinstance(expression, str)
+        ):
+            has_value = name in self._namespace
+            value = self._namespace.get(name)
+            text, remark = assignment(name, expression, value, has_value)
+            return CodeBlock(call_id, tool_name, text, remark, writes)
+        if writes:
+            note = f"wrote {', '.join(sorted(writes))}; not code, so not repeated here"
+        else:  # a tool that changes things (an MCP server's, say) and says no more
+            note = "its effects are not code and are not repeated here"
+        return CodeBlock(call_id, tool_name, None, note, writes or frozenset())
+
+
+# -- the last run's code, per conversation --------------------------------------------------------
+
+
+@dataclass
+class _Record:
+    last: RunCode
+    last_writing: RunCode | None
+
+
+_records: weakref.WeakKeyDictionary[Agent, _Record] = weakref.WeakKeyDictionary()
+
+
+def remember(agent: Agent, run: RunCode) -> None:
+    """``run`` is ``agent``'s last run (and its last writing run if it wrote)."""
+    record = _records.get(agent)
+    previous = record.last_writing if record is not None else None
+    _records[agent] = _Record(run, run if run.wrote else previous)
+
+
+def last_code(agent: Agent | None) -> RunCode | None:
+    """The code of ``agent``'s last ``%%agent`` run, if it had one."""
+    record = _records.get(agent) if agent is not None else None
+    return record.last if record is not None else None
+
+
+def after_undo(
+    agent: Agent | None, restored: Iterable[str], removed: Iterable[str], left: bool
+) -> None:
+    """``%agent undo`` undid ``agent``'s last writing run (the one its undo record holds)."""
+    record = _records.get(agent) if agent is not None else None
+    if record is not None and record.last_writing is not None:
+        record.last_writing.after_undo(restored, removed, left)
+
+
+# -- offering the cell -------------------------------------------------------------------------
+
+
+def headless_reason(shell: Any) -> str | None:
+    """Why the current execute request is not from a person at a notebook; ``None`` if it is.
+
+    nbclient and papermill send ``allow_stdin: false``; nbval sends that and
+    ``store_history: false``; a front end (JupyterLab, Notebook 7, VS Code) sends both true.
+    Outside ipykernel (a terminal IPython) there is no request: interactive."""
+    kernel = getattr(shell, "kernel", None)
+    get_parent = getattr(kernel, "get_parent", None)
+    if not callable(get_parent):
+        return None
+    try:
+        parent = get_parent("shell")
+    except TypeError:
+        parent = get_parent()
+    except Exception:
+        return None
+    content = parent.get("content") if isinstance(parent, dict) else None
+    if not isinstance(content, dict) or content.get("code") is None:
+        return None
+    if content.get("allow_stdin") is False:
+        return "the notebook is being executed (nbclient, papermill, nbval: no input allowed)"
+    if content.get("store_history") is False or content.get("silent"):
+        return "the request keeps no history (a silent or nbval execution)"
+    return None
+
+
+def offer(shell: Any, text: str) -> bool:
+    """Offer ``text`` as a new cell below the running one; False if the shell cannot."""
+    set_next_input = getattr(shell, "set_next_input", None)
+    if not text or not callable(set_next_input):
+        return False
+    set_next_input(text, replace=False)
+    return True
+
+
+def off_reason(*, no_code_cell: bool, plain: bool, background: bool) -> str | None:
+    """Why the code cell is off for this run (``None``: offer it, unless headless)."""
+    if no_code_cell:
+        return "--no-code-cell"
+    if not settings.code_cell_on():
+        return f"turned off ({CODE_CELL_ENV} or pi_notebook.notebook.settings.code_cell)"
+    if plain:
+        return "plain mode"
+    if background:
+        return "a --background run ends after its cell's reply; %agent code --cell offers it"
+    return None
+
+
+def finish_run(shell: Any, agent: Agent, recorder: CodeRecorder, off: str | None) -> RunCode:
+    """End of a run: remember its code and offer it as the next cell unless ``off`` says why
+    not (or the request is headless)."""
+    run = recorder.run
+    remember(agent, run)
+    if run.has_code():
+        reason = off if off is not None else headless_reason(shell)
+        if reason is None and offer(shell, run.text()):
+            run.offered = True
+        else:
+            run.not_offered = reason or "this shell cannot offer a cell"
+    return run
+
+
+CODE_USAGE = "%agent code: usage: %agent code [--cell]"
+
+
+def code_command(shell: Any, agent: Agent | None, args: str) -> str:
+    """``%agent code [--cell]``: the last run's code (to print), or offer it as the next cell
+    (then nothing to print). Raises ``ValueError`` (:data:`CODE_USAGE`) for other arguments."""
+    flag = args.strip()
+    if flag not in ("", "--cell"):
+        raise ValueError(CODE_USAGE)
+    run = last_code(agent)
+    if run is None:
+        return "no code: no %%agent run yet in this conversation"
+    text = run.text()
+    if not text:
+        if any(block.undone for block in run.blocks):
+            return "no code: the last run's code was undone (%agent undo)"
+        return "no code: the last run ran no run_python or set_variable that succeeded"
+    if flag == "--cell":
+        if offer(shell, text):
+            return ""
+        return f"(this shell cannot offer a cell; the code:)\n{text}"
+    return text
+
+
+__all__ = [
+    "CELL_HEADER",
+    "CodeBlock",
+    "CodeRecorder",
+    "RunCode",
+    "after_undo",
+    "assignment",
+    "code_command",
+    "finish_run",
+    "headless_reason",
+    "last_code",
+    "literal_repr",
+    "off_reason",
+    "offer",
+    "remember",
+]
