@@ -11,7 +11,9 @@ Starts a local HTTP server (a subprocess on 127.0.0.1) that streams a chat compl
              ``text_delta`` (the block grown in place) through one async generator: the least
              any Python client that streams Pi's events can do;
 * ours     - ``pi_notebook`` openai-completions stream, iterating every event;
-* sdk      - the official ``openai`` SDK's streaming, touching every chunk's delta.
+* sdk      - the official ``openai`` SDK's streaming, touching every chunk's delta;
+* ours+gzip - ours again, the same stream sent ``content-encoding: gzip`` (flushed per
+             frame, as a compressing proxy streams it): the cost of decoding a compressed reply.
 
 Prints the best of ``--repeat`` runs for each, and the ratios. Targets: ours within 1.3x of
 raw, and faster than the SDK. It must never talk to anything but its own local server.
@@ -30,6 +32,7 @@ import string
 import subprocess
 import sys
 import time
+import zlib
 from typing import Any
 
 
@@ -81,18 +84,24 @@ async def _serve(chunks: int, obfuscation: bool) -> None:
 
 
 async def serve_body(body: bytes) -> None:
-    """Answer every request on a free port (printed first) with ``body`` as a chunked SSE reply."""
+    """Answer every request on a free port (printed first) with ``body`` as a chunked SSE reply
+    (gzip-encoded, one flushed frame per 16 KiB of the body, when the path has ``/gz/``)."""
     frame = 16384
-    framed = (
-        b"".join(
-            f"{len(body[i : i + frame]):x}\r\n".encode() + body[i : i + frame] + b"\r\n"
-            for i in range(0, len(body), frame)
+    pieces = [body[i : i + frame] for i in range(0, len(body), frame)]
+    compressor = zlib.compressobj(wbits=31)
+    gzipped = [compressor.compress(p) + compressor.flush(zlib.Z_SYNC_FLUSH) for p in pieces]
+    gzipped.append(compressor.flush())
+
+    def chunked(frames: list[bytes]) -> bytes:
+        return b"".join(f"{len(f):x}\r\n".encode() + f + b"\r\n" for f in frames if f) + (
+            b"0\r\n\r\n"
         )
-        + b"0\r\n\r\n"
-    )
+
+    framed, framed_gzip = chunked(pieces), chunked(gzipped)
     head = (
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
     )
+    head_gzip = head[:-2] + b"content-encoding: gzip\r\n\r\n"
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -104,7 +113,10 @@ async def serve_body(body: bytes) -> None:
                         length = int(line.split(b":")[1])
                 if length:
                     await reader.readexactly(length)
-                writer.write(head + framed)
+                if b"/gz/" in raw.split(b"\r\n", 1)[0]:
+                    writer.write(head_gzip + framed_gzip)
+                else:
+                    writer.write(head + framed)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -195,6 +207,10 @@ async def run_ours(client: Any, url: str) -> int:
     return n
 
 
+async def run_ours_gzip(client: Any, url: str) -> int:
+    return await run_ours(client, url + "/gz")
+
+
 async def run_sdk(client: Any, url: str) -> int:
     n = 0
     response = await client.chat.completions.create(
@@ -206,7 +222,7 @@ async def run_sdk(client: Any, url: str) -> int:
     return n
 
 
-PEERS = ("raw", "raw+json", "raw+events", "ours", "sdk")
+PEERS = ("raw", "raw+json", "raw+events", "ours", "sdk", "ours+gzip")
 
 
 async def bench(url: str, repeat: int) -> dict[str, float]:
@@ -223,6 +239,7 @@ async def bench(url: str, repeat: int) -> dict[str, float]:
         "raw+events": (run_raw_events, http),
         "ours": (run_ours, None),
         "sdk": (run_sdk, sdk),
+        "ours+gzip": (run_ours_gzip, None),
     }
     best = {name: float("inf") for name in runners}
     counts = {}
@@ -288,6 +305,8 @@ def main() -> None:
     parsing_floor = best["ours"] / best["raw+json"]
     print(f"  ours / raw+json = {parsing_floor:.2f}x   (a floor that parses each chunk)")
     print(f"  sdk / ours      = {best['sdk'] / best['ours']:.2f}x   (> 1.0x: ours faster)")
+    gzip_cost = best["ours+gzip"] / best["ours"]
+    print(f"  ours+gzip / ours = {gzip_cost:.2f}x   (decoding a gzip-encoded reply)")
 
 
 if __name__ == "__main__":

@@ -78,6 +78,19 @@ SELECTION: dict[str, list[str]] = {
         "qwen/qwen3-32b",
     ],
     "deepseek": ["deepseek-v4-flash", "deepseek-v4-pro"],
+    "google": [
+        "gemini-2.0-flash",
+        "gemini-2.0-flash-lite",
+        "gemini-2.5-flash",
+        "gemini-2.5-flash-lite",
+        "gemini-2.5-pro",
+        "gemini-3-flash-preview",
+        "gemini-3-pro-preview",
+        "gemini-3.1-pro-preview",
+        "gemini-flash-latest",
+        "gemini-flash-lite-latest",
+        "gemma-4-31b-it",
+    ],
 }
 
 

@@ -46,6 +46,14 @@ def test_bench_providers_runs_on_chunks_with_openais_obfuscation_field() -> None
 
 
 @pytest.mark.timeout(300)
+def test_bench_responses_runs_every_peer_on_the_same_stream() -> None:
+    out = run_bench("bench_responses.py", "--deltas", "400", "--repeat", "1")
+    assert "{'raw+json': 400, 'ours': 400, 'sdk': 400}" in out
+    for row in ("raw+json", "ours ", "sdk ", "ours / raw+json", "sdk / ours"):
+        assert row in out
+
+
+@pytest.mark.timeout(300)
 def test_loop_floor_prints_the_floor_and_ours() -> None:
     out = run_bench("loop_floor.py", "--deltas", "2000", "--repeat", "1")
     assert "one message of 2,000 deltas" in out

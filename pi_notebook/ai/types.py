@@ -294,7 +294,10 @@ class ProviderResponse(BaseModel):
 
 
 class StreamOptions(BaseModel):
-    """Options for one model request. ``api_key`` is never shown in a repr."""
+    """Options for one model request (Pi's ``StreamOptions``, plus ``max_event_bytes``).
+
+    ``api_key`` is never shown in a repr. ``timeout_ms`` is the request's timeout, for every
+    phase (connect, each read, write); ``None`` keeps 30 s to connect and 600 s per read."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="allow")
 
@@ -313,3 +316,7 @@ class StreamOptions(BaseModel):
     metadata: dict[str, Any] | None = None
     on_payload: Callable[[Any, Model], Any] | None = None
     on_response: Callable[[ProviderResponse, Model], Awaitable[None] | None] | None = None
+    max_event_bytes: int | None = Field(default=None, ge=1)
+    """The largest server-sent event a provider stream may carry (a pi_notebook extension;
+    ``None``: ``providers._sse.MAX_EVENT_BYTES``, 16 MiB). A bigger one ends the run with an
+    error instead of growing the kernel's memory."""

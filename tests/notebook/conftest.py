@@ -20,7 +20,13 @@ import pytest
 from jupyter_client.manager import KernelManager
 
 ROOT = Path(__file__).resolve().parents[2]
-KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "PI_NOTEBOOK_MODEL")
+KEY_VARS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
+    "PI_NOTEBOOK_MODEL",
+)
 
 
 @dataclass

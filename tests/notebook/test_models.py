@@ -101,6 +101,17 @@ def test_missing_key_message_names_the_variable_only(monkeypatch: pytest.MonkeyP
     assert SECRET not in magic._status(session, agent)
 
 
+def test_gemini_models_by_name_need_gemini_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    for name in ("google/gemini-2.5-flash", "gemini-2.5-flash"):
+        model = models.model_from_name(name)
+        assert (model.provider, model.api) == ("google", "google-generative-ai")
+    with pytest.raises(models.ModelError, match="set GEMINI_API_KEY in the kernel"):
+        models.check_api_key(model)
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza" + "x" * 35)
+    models.check_api_key(model)
+
+
 def test_catalogue_id_and_bad_names() -> None:
     assert models.model_from_name("gpt-4.1-mini").provider == "openai"
     with pytest.raises(models.ModelError, match="unknown model"):

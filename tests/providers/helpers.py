@@ -42,6 +42,26 @@ def anthropic_model(base_url: str, **fields: Any) -> Model:
     return Model(**data)
 
 
+GEMINI_KEY = "AIzaSyTEST-gemini-0123456789abcdefghijk"
+"""Shaped like a real Gemini key (``AIza`` + 35 characters)."""
+
+
+def gemini_model(base_url: str, **fields: Any) -> Model:
+    data: dict[str, Any] = {
+        "id": "gemini-2.5-flash",
+        "api": "google-generative-ai",
+        "provider": "google",
+        "base_url": base_url + "/v1beta",
+        "reasoning": True,
+        "input": ["text", "image"],
+        "cost": ModelCost(input=0.3, output=2.5, cache_read=0.03, cache_write=0),
+        "context_window": 1048576,
+        "max_tokens": 65536,
+    }
+    data.update(fields)
+    return Model(**data)
+
+
 async def collect(
     model: Model, context: Any, options: Any = None
 ) -> tuple[list[Any], AssistantMessage]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import zlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -178,6 +179,16 @@ def named_sse(*events: tuple[str, Any]) -> bytes:
     return "".join(out).encode()
 
 
+def gemini_sse(*chunks: Any) -> bytes:
+    """``data: <json>\r\n\r\n`` frames, as ``streamGenerateContent?alt=sse`` sends them (no
+    ``[DONE]``: the stream ends after the chunk with a ``finishReason``)."""
+    out = []
+    for chunk in chunks:
+        data = chunk if isinstance(chunk, str) else json.dumps(chunk)
+        out.append(f"data: {data}\r\n\r\n")
+    return "".join(out).encode()
+
+
 def stream_bytes(
     payload: bytes | list[bytes],
     *,
@@ -221,6 +232,74 @@ def stall(server: ScriptServer, first: bytes, started: asyncio.Event) -> Handler
         started.set()
         await conn.wait_client_gone()
         server.mark_disconnected()
+        conn.keep_alive = False
+
+    return handler
+
+
+def stream_compressed(
+    payload: bytes | list[bytes], encoding: str, *, split: int | None = None
+) -> Handler:
+    """Reply 200 with ``payload`` compressed as ``content-encoding: gzip`` or ``deflate``.
+
+    The compressor is flushed after each part (and each ``split`` piece), so every chunked
+    frame decodes on its own, as a compressing proxy that streams sends it.
+    """
+    wbits = {"gzip": 31, "deflate": 15}[encoding]
+
+    async def handler(request: Request, conn: Conn) -> None:
+        await conn.head(200, {"content-encoding": encoding})
+        compressor = zlib.compressobj(wbits=wbits)
+        parts = payload if isinstance(payload, list) else [payload]
+        for part in parts:
+            step = split or len(part) or 1
+            for i in range(0, len(part), step):
+                piece = compressor.compress(part[i : i + step])
+                await conn.chunk(piece + compressor.flush(zlib.Z_SYNC_FLUSH))
+        await conn.chunk(compressor.flush())
+        await conn.end()
+
+    return handler
+
+
+@dataclass
+class BodyTally:
+    """How much of a big body a handler got into the socket before the client went away."""
+
+    total: int = 0
+    sent: int = 0
+    client_closed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def big_body(
+    status: int,
+    size: int,
+    tally: BodyTally,
+    *,
+    content_type: str = "text/html",
+    fill: bytes = b"<p>bad gateway</p>\n",
+) -> Handler:
+    """Reply ``status`` with a ``size``-byte body (``content-length``) written piece by piece;
+    ``tally`` records the bytes written and whether the client closed before the end."""
+
+    async def handler(request: Request, conn: Conn) -> None:
+        tally.total = size
+        await conn.head(
+            status, {"content-type": content_type, "content-length": str(size)}, chunked=False
+        )
+        piece = (fill * (65536 // len(fill) + 1))[:65536]
+        try:
+            while tally.sent < size:
+                part = piece[: size - tally.sent]
+                conn.writer.write(part)
+                await conn.writer.drain()
+                tally.sent += len(part)
+        except ConnectionError:
+            tally.client_closed.set()
+            conn.keep_alive = False
+            return
+        # All of it is in the socket; the client may still close without reading it all.
+        await conn.wait_client_gone()
         conn.keep_alive = False
 
     return handler

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from pi_notebook.ai.providers import catalog, keys
 from pi_notebook.ai.providers._driver import redact
-from pi_notebook.ai.providers._errors import format_http_error
+from pi_notebook.ai.providers._errors import event_text, format_http_error
 from pi_notebook.ai.providers._json import loads
-from pi_notebook.ai.providers._sse import SSEDecoder
+from pi_notebook.ai.providers._sse import EventTooLarge, SSEDecoder, format_size
 
 STREAM = (
     ": hello\r\n"
@@ -66,9 +66,17 @@ def test_sse_byte_by_byte() -> None:
 
 def test_catalog_lookup_and_resolution() -> None:
     providers = {m.provider for m in catalog.list_models()}
-    assert providers == {"openai", "anthropic", "openrouter", "groq", "deepseek", "ollama"}
+    assert providers == {
+        "openai",
+        "anthropic",
+        "google",
+        "openrouter",
+        "groq",
+        "deepseek",
+        "ollama",
+    }
     m = catalog.get_model("openai", "gpt-4o-mini")
-    assert m.api == "openai-completions" and m.base_url == "https://api.openai.com/v1"
+    assert m.api == "openai-responses" and m.base_url == "https://api.openai.com/v1"
     assert m.cost.input == 0.15 and m.context_window == 128000 and "image" in m.input
     a = catalog.get_model("anthropic", "claude-sonnet-4-5")
     assert a.api == "anthropic-messages" and a.reasoning and a.cost.cache_write == 3.75
@@ -130,6 +138,57 @@ def test_http_error_formats() -> None:
     assert format_http_error(502, b"", "Bad Gateway") == "502: Bad Gateway"
     long = format_http_error(500, b"x" * 5000, "")
     assert long.startswith("500: xxx") and "[truncated 1000 chars]" in long
+
+
+def test_capped_error_bodies_are_one_line_and_marked() -> None:
+    page = b"<html>\n  <body>\n\tBad   gateway\n" + b"<p>x</p>\n" * 10_000
+    text = format_http_error(502, page[:65536], "", cut=True)
+    assert text.startswith("502: <html> <body> Bad gateway <p>x</p> <p>x</p>")
+    assert text.endswith("... [truncated]") and "\n" not in text and len(text) < 4100
+    # A cut JSON body cannot parse: its start is shown as text, less the word it cuts.
+    cut_json = format_http_error(400, b'{"error": {"message": "long', "", cut=True)
+    assert cut_json == '400: {"error": {"message": "... [truncated]'
+
+
+def test_a_key_cut_by_a_truncation_is_not_shown_in_part() -> None:
+    key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+    for at in range(1, len(key)):
+        body = ("e" * (4000 - at) + " " + key + " tail " * 10).encode()
+        text = format_http_error(401, body, "")
+        assert key[: max(at - 1, 1)] not in text.partition("... [truncated")[0][-60:]
+        assert text.endswith(" chars]")
+        capped = format_http_error(401, body[: 4000 - at + 1 + at], "", cut=True)
+        assert "sk-" not in capped
+    event = ("x" * 490 + " " + key).encode()
+    assert "sk-" not in event_text(event)
+    assert event_text(b"short") == "short"
+
+
+def test_sse_event_cap_at_its_boundary() -> None:
+    decoder = SSEDecoder(max_event_bytes=10)
+    assert decoder.feed(b"data: 1234") == []  # 10 bytes: at the limit, not over it
+    assert decoder.feed(b"\n") == []
+    assert decoder.feed(b"\ndata: 5678\n\ndata: abcd\n\n") == [
+        ("message", b"1234"),
+        ("message", b"5678"),
+        ("message", b"abcd"),
+    ]
+    with pytest.raises(EventTooLarge, match="larger than the 10 bytes limit"):
+        decoder.feed(b"data: 12345")  # 11 bytes, still unterminated
+    with pytest.raises(EventTooLarge):
+        SSEDecoder(max_event_bytes=10).feed(b"data: a\n\ndata: 12345\n\ndata: b\n\n")
+    with pytest.raises(EventTooLarge):  # a big read whose tail is over the limit
+        SSEDecoder(max_event_bytes=10).feed(b"data: 1\n\n" * 5 + b"data: 12345")
+    with pytest.raises(EventTooLarge):  # CRLF line ends count once normalised
+        SSEDecoder(max_event_bytes=10).feed(b"event: e\r\ndata: 1\r\n\r\n")
+    assert [format_size(n) for n in (900, 1024, 65536, 100_000, 16 << 20, 3 << 19)] == [
+        "900 bytes",
+        "1 KiB",
+        "64 KiB",
+        "97.7 KiB",
+        "16 MiB",
+        "1.5 MiB",
+    ]
 
 
 # One-line ``data:`` events, as OpenAI-compatible servers send them: cut out in one split.

@@ -4,6 +4,10 @@
 :class:`AssistantMessageEventStream`: ``start`` once the response is there, the decoder's
 events, then ``done`` or ``error``.
 
+A reply that is not an event stream (a redirect, a 200 HTML login page) is an error naming
+its status and content type. The body is read decoded (gzip and deflate replies work) and
+through :class:`SSEDecoder`'s event-size cap.
+
 What it must never do: put an API key into an exception text, a repr, a log line or an
 ``error_message`` (every error text passes through :func:`redact`, including the texts of
 errors raised by httpx and h11); replay a request once the response has started streaming;
@@ -25,10 +29,10 @@ from ..events import AssistantMessageEvent, ErrorEvent, StartEvent
 from ..partial import REQUEST_ABORTED
 from ..secrets import redact as redact_secrets
 from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, empty_reply
-from ._errors import describe_exception
+from ._errors import ProviderError, describe_exception, media_type, not_an_event_stream
 from ._request import PreparedRequest
 from ._retry import Aborted, send_with_retries
-from ._sse import SSEDecoder
+from ._sse import MAX_EVENT_BYTES, SSEDecoder
 
 
 def redact(text: str, secrets: Sequence[str]) -> str:
@@ -120,14 +124,21 @@ async def _drive(
                     model,
                 )
             )
+        if not _is_event_stream(response):
+            raise ProviderError(await not_an_event_stream(response), response.status_code)
         push(StartEvent(output))
         decoder = decoder_factory(output, push)
-        sse = SSEDecoder()
+        max_event_bytes = options.max_event_bytes if options is not None else None
+        sse = SSEDecoder(max_event_bytes or MAX_EVENT_BYTES)
         feed = sse.feed
         on_event = decoder.on_event
-        async for chunk in response.aiter_raw():
-            for name, data in feed(chunk):
-                on_event(name, data)
+        try:
+            async for chunk in response.aiter_bytes():  # decoded: gzip / deflate replies work
+                for name, data in feed(chunk):
+                    on_event(name, data)
+        except httpx.DecodingError as exc:
+            encoding = response.headers.get("content-encoding", "").strip() or "encoded"
+            raise ProviderError(f"Could not decode the {encoding} reply: {exc}") from None
         for name, data in sse.flush():
             on_event(name, data)
         decoder.finish()
@@ -157,6 +168,11 @@ async def _drive(
             except Exception:  # closing a broken connection must not mask the outcome
                 pass
         stream.end()
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    """A 2xx whose content type is ``text/event-stream``, or is not given (read as one)."""
+    return response.is_success and media_type(response) in ("text/event-stream", "")
 
 
 def _fail(

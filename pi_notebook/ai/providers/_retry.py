@@ -1,7 +1,8 @@
 """Sending a request with retries: 408/409/429/5xx and connection errors, before any byte.
 
 Backoff is exponential with jitter unless the server asks for a delay (``retry-after-ms``,
-``retry-after``); a server delay above ``max_retry_delay_ms`` fails at once. It must never
+``retry-after``, or the ``RetryInfo.retryDelay`` of Google's error JSON); a server delay above
+``max_retry_delay_ms`` fails at once. It must never
 retry once a response has started streaming to a decoder, and an abort ends the wait.
 """
 
@@ -12,13 +13,14 @@ import email.utils
 import json
 import math
 import random
+import re
 import time
 
 import httpx
 
 from ..types import StreamOptions
 from ._client import get_client, request_timeout
-from ._errors import ProviderError, connection_error_text, format_http_error
+from ._errors import ProviderError, connection_error_text, format_http_error, read_error_body
 from ._request import PreparedRequest
 
 DEFAULT_MAX_RETRIES = 2
@@ -59,11 +61,38 @@ def _server_delay_ms(headers: httpx.Headers) -> float | None:
     return None
 
 
+_GOOGLE_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
+
+
+def _body_delay_ms(body: bytes) -> float | None:
+    """Google's ``{"error": {"details": [{"@type": "...RetryInfo", "retryDelay": "37s"}]}}``."""
+    if b"RetryInfo" not in body:
+        return None
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return None
+    error = payload.get("error") if isinstance(payload, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    for detail in details if isinstance(details, list) else []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
+            match = _GOOGLE_DELAY.match(str(detail.get("retryDelay", "")))
+            if match:
+                return float(match.group(1)) * 1000
+    return None
+
+
 def _retry_delay_s(
-    response: httpx.Response | None, attempt: int, options: StreamOptions | None, message: str
+    response: httpx.Response | None,
+    attempt: int,
+    options: StreamOptions | None,
+    message: str,
+    body: bytes = b"",
 ) -> float:
     if response is not None:
         server = _server_delay_ms(response.headers)
+        if server is None:
+            server = _body_delay_ms(body)
         if server is not None:
             cap = DEFAULT_MAX_RETRY_DELAY_MS
             if options is not None and options.max_retry_delay_ms is not None:
@@ -99,6 +128,7 @@ async def send_with_retries(
             "POST", prepared.url, headers=prepared.headers, content=content, timeout=timeout
         )
         response: httpx.Response | None = None
+        body = b""
         try:
             response = await client.send(request, stream=True)
         except httpx.TransportError as exc:  # name the server (never its credentials)
@@ -109,15 +139,13 @@ async def send_with_retries(
             if response.status_code < 400:
                 return response
             try:
-                body = await response.aread()
-            except httpx.HTTPError:
-                body = b""
+                body, cut = await read_error_body(response)
             finally:
                 await response.aclose()
-            message = format_http_error(response.status_code, body, response.reason_phrase)
+            message = format_http_error(response.status_code, body, response.reason_phrase, cut=cut)
             if attempt >= max_retries or not _retryable(response):
                 raise ProviderError(message, response.status_code)
-        delay = _retry_delay_s(response, attempt, options, message)
+        delay = _retry_delay_s(response, attempt, options, message, body)
         attempt += 1
         if signal is not None:
             if await signal.sleep(delay):

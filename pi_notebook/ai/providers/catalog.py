@@ -7,10 +7,11 @@ Pi's own data: ``catalog.json``, written by ``scripts/generate_catalog.py`` from
 ``@earendil-works/pi-ai``'s model files (``tests/providers/test_catalog_pi.py`` checks it
 against them). The rest, models Pi's data does not list, are the rows below.
 
-A model whose API Pi routes it to is not implemented here yet (OpenAI's models are on
-``openai-responses`` in Pi) uses its provider's API from :data:`PROVIDERS` instead.
-``resolve_model("ollama/qwen2.5:7b")`` also accepts ids the catalogue does not know for
-OpenAI-compatible providers (a custom :class:`Model` on the provider's base_url).
+A model whose API Pi routes it to is not implemented here uses its provider's API from
+:data:`PROVIDERS` instead. OpenAI's models are on ``openai-responses``, as in Pi, and so is an
+``openai/`` id the catalogue does not list. ``resolve_model("ollama/qwen2.5:7b")`` also
+accepts ids the catalogue does not know (a custom :class:`Model` on the provider's API and
+base_url).
 
 This module must never hold or look up API keys, and never touch the network.
 """
@@ -25,14 +26,22 @@ from typing import Any
 from ..types import Model, ModelCost
 
 OPENAI_COMPLETIONS = "openai-completions"
+OPENAI_RESPONSES = "openai-responses"
 ANTHROPIC_MESSAGES = "anthropic-messages"
-IMPLEMENTED_APIS = frozenset({OPENAI_COMPLETIONS, ANTHROPIC_MESSAGES})
+GOOGLE_GENERATIVE_AI = "google-generative-ai"
+IMPLEMENTED_APIS = frozenset(
+    {OPENAI_COMPLETIONS, OPENAI_RESPONSES, ANTHROPIC_MESSAGES, GOOGLE_GENERATIVE_AI}
+)
 """The APIs a catalogue model may keep from Pi's data; others fall back to the provider's."""
 
 
 PROVIDERS: dict[str, dict[str, str]] = {
-    "openai": {"api": OPENAI_COMPLETIONS, "base_url": "https://api.openai.com/v1"},
+    "openai": {"api": OPENAI_RESPONSES, "base_url": "https://api.openai.com/v1"},
     "anthropic": {"api": ANTHROPIC_MESSAGES, "base_url": "https://api.anthropic.com"},
+    "google": {
+        "api": GOOGLE_GENERATIVE_AI,
+        "base_url": "https://generativelanguage.googleapis.com/v1beta",
+    },
     "openrouter": {"api": OPENAI_COMPLETIONS, "base_url": "https://openrouter.ai/api/v1"},
     "groq": {"api": OPENAI_COMPLETIONS, "base_url": "https://api.groq.com/openai/v1"},
     "deepseek": {"api": OPENAI_COMPLETIONS, "base_url": "https://api.deepseek.com"},
@@ -175,8 +184,10 @@ def resolve_model(spec: str, **overrides: Any) -> Model:
 
 __all__ = [
     "ANTHROPIC_MESSAGES",
+    "GOOGLE_GENERATIVE_AI",
     "IMPLEMENTED_APIS",
     "OPENAI_COMPLETIONS",
+    "OPENAI_RESPONSES",
     "PROVIDERS",
     "custom_model",
     "get_model",

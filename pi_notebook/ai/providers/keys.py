@@ -13,10 +13,11 @@ from ..secrets import API_KEY_ENV_VARS
 from ._errors import ProviderError
 
 ENV_VARS: dict[str, tuple[str, ...]] = {
-    name.removesuffix("_API_KEY").lower(): (name,) for name in API_KEY_ENV_VARS
+    **{name.removesuffix("_API_KEY").lower(): (name,) for name in API_KEY_ENV_VARS},
+    "google": ("GEMINI_API_KEY",),  # Pi's name for the Gemini API key
 }
 """Provider -> its key variables, from the one list in ``pi_notebook.ai.secrets``
-(``OPENAI_API_KEY`` is ``openai``'s)."""
+(``OPENAI_API_KEY`` is ``openai``'s; ``GEMINI_API_KEY`` is ``google``'s, as in Pi)."""
 
 KEYLESS_PROVIDERS = frozenset({"ollama", "llamacpp", "vllm", "lmstudio"})
 """Local servers that need no key."""

@@ -153,9 +153,7 @@ class McpServer:
         try:
             with start:
                 async with AsyncExitStack() as stack:
-                    transport = watched(
-                        self._transport(), lambda: self._lost(conn), self._on_noise
-                    )
+                    transport = watched(self._transport(), lambda: self._lost(conn), self._on_noise)
                     client = Client(transport, read_timeout_seconds=self.timeout, cache=None)
                     try:
                         await stack.enter_async_context(client)
