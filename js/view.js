@@ -343,7 +343,12 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
   const renderMessage = (index) => {
     const entry = receiver.state.messages[index];
     const node = h(doc, "div", "pi-message", { "data-role": entry.role, "data-index": index });
-    if (entry.role === "assistant") {
+    if (entry.role === "compaction") {
+      // One line: from here on the model sees a summary of the earlier messages.
+      const line = h(doc, "span", "pi-compaction");
+      line.textContent = entry.text || `compacted ${entry.count} messages`;
+      node.append(line);
+    } else if (entry.role === "assistant") {
       entry.blocks.forEach((block, j) => node.append(renderBlock(index, j, block)));
       if (entry.error || entry.stop_reason === "aborted") {
         const line = h(doc, "div", "pi-message-error");

@@ -477,3 +477,18 @@ test("Interrupt & send sends the text at once; the placeholder says where a stee
   view.receive(frame(1, [["s", ["status", "state"], "running-tools"]]));
   assert.match(input.placeholder, /Steer \(lands after these tools\)/);
 });
+
+test("a compaction marker is one line in the transcript, as text", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  view.receive(frame(1, [
+    ["p", ["messages"], { role: "compaction", count: 12, text: "compacted 12 messages<b>" }],
+    ["p", ["messages"], { role: "assistant", blocks: [], stop_reason: null, error: null }],
+  ]));
+  const marker = doc.querySelector('.pi-message[data-role="compaction"]');
+  assert.equal(marker.getAttribute("data-index"), "1");
+  assert.equal(marker.textContent, "compacted 12 messages<b>");
+  assert.equal(marker.querySelector("b"), null);
+  assert.equal(marker.children.length, 1);
+  assert.equal(marker.querySelector(".pi-role"), null, "no role label: a marker, not a message");
+});

@@ -6,6 +6,13 @@ Public names are re-exported here; import from ``pi_notebook.agent``.
 from ..ai import AbortController, AbortSignal
 from ._hooks import field_of
 from .agent import Agent, AgentBusyError, AgentState, default_convert_to_llm
+from .compaction import (
+    DEFAULT_KEEP_FRACTION,
+    DEFAULT_THRESHOLD,
+    Compaction,
+    Compactor,
+    overflow_retrying,
+)
 from .events import (
     AGENT_EVENT_TYPES,
     AgentEndEvent,
@@ -21,6 +28,15 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from .limits import (
+    BudgetExceededError,
+    RunLimits,
+    budget_note,
+    conversation_cost,
+    format_usd,
+    reply_cost,
+    turn_note,
+)
 from .loop import (
     AgentEventStream,
     agent_loop,
@@ -29,6 +45,8 @@ from .loop import (
     run_agent_loop_continue,
 )
 from .queue import MessageQueue, QueueMode
+from .sizes import estimate_tokens, message_chars, messages_tokens
+from .summarise import SUMMARY_MARK, is_summary, summary_message
 from .tool_batch import truncated_call_text
 from .types import (
     AfterToolCallContext,
@@ -48,6 +66,9 @@ from .types import (
 
 __all__ = [
     "AGENT_EVENT_TYPES",
+    "DEFAULT_KEEP_FRACTION",
+    "DEFAULT_THRESHOLD",
+    "SUMMARY_MARK",
     "AbortController",
     "AbortSignal",
     "AfterToolCallContext",
@@ -66,11 +87,15 @@ __all__ = [
     "AgentToolResult",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
+    "BudgetExceededError",
+    "Compaction",
+    "Compactor",
     "MessageEndEvent",
     "MessageQueue",
     "MessageStartEvent",
     "MessageUpdateEvent",
     "QueueMode",
+    "RunLimits",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
@@ -83,9 +108,20 @@ __all__ = [
     "TurnUpdate",
     "agent_loop",
     "agent_loop_continue",
+    "budget_note",
+    "conversation_cost",
     "default_convert_to_llm",
+    "estimate_tokens",
     "field_of",
+    "format_usd",
+    "is_summary",
+    "message_chars",
+    "messages_tokens",
+    "overflow_retrying",
+    "reply_cost",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "summary_message",
     "truncated_call_text",
+    "turn_note",
 ]

@@ -6,6 +6,16 @@ subscription order. An exception escaping the loop becomes a failure assistant m
 full closing events, so ``prompt()`` returns and the transcript stays usable. Cancelling the
 task that awaits ``prompt()`` (a kernel interrupt) aborts the run, lets it close its events,
 then re-raises the cancellation.
+
+Limits (``max_turns`` and ``max_cost`` per run, ``budget`` per conversation) run as the loop's
+``should_stop_after_turn`` after the user's hook (see ``limits``); ``limit_note`` says which one
+ended the last run. A run is refused with :class:`BudgetExceededError` when the budget is
+already spent.
+
+Compaction (``compaction``, a :class:`~.compaction.Compactor`) runs as the loop's
+``transform_context`` after the user's hook, and the stream function is wrapped so that a
+context-overflow refusal compacts once and retries once; ``state.messages`` keeps the whole
+history.
 """
 
 from __future__ import annotations
@@ -21,6 +31,8 @@ from ..ai import (
     AbortSignal,
     AgentMessage,
     AgentThinkingLevel,
+    AssistantMessage,
+    Context,
     ImageContent,
     Message,
     Model,
@@ -33,6 +45,8 @@ from ..ai import (
     now_ms,
     redact,
 )
+from ..ai import stream as default_stream
+from .compaction import DEFAULT_THRESHOLD, Compaction, Compactor, overflow_retrying
 from .events import (
     AgentEndEvent,
     AgentEvent,
@@ -46,8 +60,18 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from .limits import (
+    BudgetExceededError,
+    RunLimits,
+    budget_note,
+    conversation_cost,
+    reply_cost,
+    would_continue,
+)
 from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
+from .sizes import message_chars
+from .summarise import request_summary
 from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
 
 _isawaitable = inspect.isawaitable
@@ -167,11 +191,21 @@ class Agent:
         follow_up_mode: QueueMode = "one-at-a-time",
         tool_execution: ToolExecutionMode = "parallel",
         stream_options: StreamOptions | None = None,
+        max_turns: int | None = None,
+        max_cost: float | None = None,
+        budget: float | None = None,
+        compaction: bool = True,
+        compaction_threshold: float = DEFAULT_THRESHOLD,
         **options: Any,
     ) -> None:
         """``stream_options`` go to every model request (``reasoning`` comes from
         ``thinking_level``, ``signal`` from the run). Its fields may also be given as keywords
-        (``api_key=``, ``max_tokens=``, ``temperature=``...), which override it."""
+        (``api_key=``, ``max_tokens=``, ``temperature=``...), which override it.
+
+        ``max_turns`` and ``max_cost`` (USD) limit each run, ``budget`` (USD) the whole
+        conversation; a limit stops the run before its next model request. ``compaction``
+        summarises the oldest messages (for the model only) once the context passes
+        ``compaction_threshold`` of the model's context window."""
         self.state = AgentState(
             system_prompt, model or UNKNOWN_MODEL, thinking_level, tools, messages
         )
@@ -185,6 +219,19 @@ class Agent:
         self.should_stop_after_turn = should_stop_after_turn
         self.tool_execution: ToolExecutionMode = tool_execution
         self.stream_options = _with_options(stream_options or StreamOptions(), options)
+        self.max_turns = max_turns
+        self.max_cost = max_cost
+        self.budget = budget
+        self.limit_note: str | None = None
+        self._summary_cost = 0.0
+        """Which limit ended the last run ("budget of $0.50 reached: $0.52 spent"), or None."""
+        self.compaction = Compactor(
+            model=lambda: self.state.model,
+            summarise=self._summarise,
+            overhead_chars=self._overhead_chars,
+            enabled=compaction,
+            threshold=compaction_threshold,
+        )
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._listeners: tuple[_Subscription, ...] = ()  # replaced, never mutated, on change
@@ -243,6 +290,16 @@ class Agent:
     def has_queued_messages(self) -> bool:
         return bool(len(self._steering) or len(self._follow_up))
 
+    # -- spending --------------------------------------------------------------------------
+
+    @property
+    def spent(self) -> float:
+        """The conversation's cost in USD (its replies and its compaction summaries):
+        reported, priced from tokens, or estimated."""
+        state = self.state
+        transcript = conversation_cost(state.messages, state.model, state.system_prompt)
+        return transcript + self._summary_cost
+
     # -- listeners -------------------------------------------------------------------------
 
     def subscribe(self, listener: Listener | Callable[[AgentEvent], Any]) -> Callable[[], None]:
@@ -282,6 +339,15 @@ class Agent:
         self.state.pending_tool_calls = frozenset()
         self.state.error_message = None
         self.clear_all_queues()
+        self.compaction.reset()
+        self._summary_cost = 0.0
+
+    async def compact(self) -> Compaction | None:
+        """Compact now, whatever the context's size (``%agent compact``); None when there is
+        nothing to summarise or the summary request failed (``compaction.last_failure``)."""
+        if self._active is not None:
+            raise AgentBusyError(RUN_BUSY)
+        return await self.compaction.compact(self.state.messages)
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -293,6 +359,7 @@ class Agent:
         """Run the agent on new input; returns when the run and its listeners are done."""
         if self._active is not None:
             raise AgentBusyError(PROMPT_BUSY)
+        self._check_budget()
         if isinstance(input, str):
             content: list[Any] = [TextContent(text=input), *(images or [])]
             prompts: list[AgentMessage] = [UserMessage(content=content, timestamp=now_ms())]
@@ -306,6 +373,7 @@ class Agent:
         """Continue from the transcript as it is (e.g. after an error or with queued messages)."""
         if self._active is not None:
             raise AgentBusyError(CONTINUE_BUSY)
+        self._check_budget()  # before the queues are drained: a refusal keeps them
         messages = self.state.messages
         if not messages:
             raise ValueError(NOTHING_TO_CONTINUE)
@@ -324,7 +392,7 @@ class Agent:
                 self._loop_config(signal, skip_initial_steering=False),
                 self._process_events,
                 signal,
-                self.stream_fn,
+                self._stream_fn(),
             )
 
         await self._run(execute)
@@ -339,10 +407,54 @@ class Agent:
                 self._loop_config(signal, skip_initial_steering=skip_initial_steering),
                 self._process_events,
                 signal,
-                self.stream_fn,
+                self._stream_fn(),
             )
 
         await self._run(execute)
+
+    # -- compaction ------------------------------------------------------------------------
+
+    async def _summarise(self, context: Context, signal: AbortSignal | None) -> AssistantMessage:
+        """The compaction's summary request: the conversation's model, key and options."""
+        model = self.state.model
+        api_key = None
+        if self.get_api_key is not None:
+            api_key = await maybe_await(self.get_api_key(model.provider))
+        options = self.stream_options.model_copy(
+            update={
+                "signal": signal,
+                "api_key": api_key or self.stream_options.api_key,
+                "reasoning": None,
+            }
+        )
+        reply = await request_summary(self.stream_fn or default_stream, model, context, options)
+        chars = len(context.system_prompt or "") + sum(message_chars(m) for m in context.messages)
+        self._summary_cost += reply_cost(reply, model, chars)  # it counts towards budgets
+        return reply
+
+    def _overhead_chars(self) -> int:
+        tools = sum(len(t.name) + len(t.description) for t in self.state.tools)
+        return len(self.state.system_prompt) + tools
+
+    def _transform_context(self) -> Callable[[list[AgentMessage], AbortSignal | None], Any]:
+        user = self.transform_context
+        compactor = self.compaction
+        if user is None:
+            return compactor.transform
+
+        async def transform(
+            messages: list[AgentMessage], signal: AbortSignal | None
+        ) -> list[AgentMessage]:
+            transformed = await maybe_await(user(messages, signal))
+            return await compactor.transform(list(transformed), signal)
+
+        return transform
+
+    def _stream_fn(self) -> StreamFunction:
+        stream_fn = self.stream_fn or default_stream
+        if not self.compaction.enabled:  # no retry to offer: no wrapper on the token path
+            return stream_fn
+        return overflow_retrying(stream_fn, self.compaction, self.convert_to_llm)
 
     def _context_snapshot(self) -> AgentContext:
         return AgentContext(
@@ -361,12 +473,12 @@ class Agent:
             return self._steering.drain()
 
         prepare = self.prepare_next_turn
-        should_stop = self.should_stop_after_turn
+        should_stop = self._should_stop(signal)
         level = self.state.thinking_level
         return AgentLoopConfig(
             model=self.state.model,
             convert_to_llm=self.convert_to_llm,
-            transform_context=self.transform_context,
+            transform_context=self._transform_context(),
             get_api_key=self.get_api_key,
             get_steering_messages=get_steering_messages,
             get_follow_up_messages=self._follow_up.drain,
@@ -374,15 +486,45 @@ class Agent:
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,
             prepare_next_turn=(lambda ctx: prepare(ctx, signal)) if prepare else None,
-            should_stop_after_turn=(lambda ctx: should_stop(ctx, signal)) if should_stop else None,
+            should_stop_after_turn=should_stop,
             stream_options=self.stream_options.model_copy(
                 update={"reasoning": None if level == "off" else level}
             ),
         )
 
+    def _should_stop(self, signal: AbortSignal) -> Callable[[TurnContext], Any] | None:
+        """The loop's ``should_stop_after_turn``: the user's hook, then this run's limits."""
+        user = self.should_stop_after_turn
+        limits = RunLimits(
+            max_turns=self.max_turns,
+            max_cost=self.max_cost,
+            budget=self.budget,
+            spent=lambda: self.spent,
+            continues=lambda turn: would_continue(turn, self.has_queued_messages),
+        )
+        if not limits.active:
+            return None if user is None else (lambda turn: user(turn, signal))
+
+        async def should_stop(turn: TurnContext) -> bool:
+            if user is not None and await maybe_await(user(turn, signal)):
+                return True
+            if limits.after_turn(turn):
+                self.limit_note = limits.note
+                return True
+            return False
+
+        return should_stop
+
+    def _check_budget(self) -> None:
+        if self.budget is not None:
+            spent = self.spent
+            if spent >= self.budget:
+                raise BudgetExceededError(budget_note(self.budget, spent, scope="conversation"))
+
     async def _run(self, execute: Callable[[AbortSignal], Awaitable[None]]) -> None:
         if self._active is not None:
             raise AgentBusyError(RUN_BUSY)
+        self.limit_note = None
         loop = asyncio.get_running_loop()
         run = _ActiveRun(AbortController(), loop.create_future())
         self._active = run
@@ -529,4 +671,10 @@ def _takes_two_arguments(fn: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
 
 
-__all__ = ["Agent", "AgentBusyError", "AgentState", "default_convert_to_llm"]
+__all__ = [
+    "Agent",
+    "AgentBusyError",
+    "AgentState",
+    "BudgetExceededError",
+    "default_convert_to_llm",
+]

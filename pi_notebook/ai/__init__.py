@@ -34,6 +34,7 @@ from .faux import (
     faux_tool_call,
     register_faux_provider,
 )
+from .overflow import is_context_overflow
 from .partial import REQUEST_ABORTED, end_event, grow_text, grow_thinking, grow_tool_call
 from .registry import (
     StreamFunction,
@@ -147,6 +148,7 @@ __all__ = [
     "grow_text",
     "grow_thinking",
     "grow_tool_call",
+    "is_context_overflow",
     "is_secret_env_name",
     "maybe_await",
     "now_ms",

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import sys
-from collections.abc import Awaitable, Callable
+from argparse import ArgumentTypeError
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,8 +31,8 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from ..agent import Agent, AgentTool, TurnContext
-from ..ai import AbortSignal, AssistantMessage, maybe_await, redact
+from ..agent import Agent, AgentBusyError, AgentTool, BudgetExceededError, Compaction, format_usd
+from ..ai import AssistantMessage, redact
 from ..ai.replay import check_replay
 from ..tools import (
     BUILTIN_COLLECTIONS,
@@ -56,7 +58,14 @@ from .conversations import ConversationError, get_conversations, key_of
 from .expansion import ExpansionError, expand
 from .limits import apply_limit, output_limit
 from .models import ModelError, model_from_name
-from .options import AgentOptions, OptionsError, format_help, magic_doc, parse_options
+from .options import (
+    AgentOptions,
+    OptionsError,
+    format_help,
+    magic_doc,
+    parse_options,
+    positive_usd,
+)
 from .render import final_text, render_transcript
 from .run_log import RunLog
 from .run_mode import run_mode
@@ -80,6 +89,8 @@ LINE_COMMANDS = (
     "model",
     "last",
     "undo",
+    "budget",
+    "compact",
     "code",
     "resume",
     "save",
@@ -197,21 +208,19 @@ def _prepare_agent(
 # -- running -----------------------------------------------------------------------------------
 
 
-def _max_turns_hook(
-    agent: Agent, limit: int
-) -> Callable[[TurnContext, AbortSignal], Awaitable[bool]]:
-    previous = agent.should_stop_after_turn
-    turns = [0]
+def _check_budget(agent: Agent, command: str) -> None:
+    """A spent conversation budget is a usage error: nothing runs (the prompt stays in the
+    cell), and the message says how to go on."""
+    if agent.budget is not None and agent.spent >= agent.budget:
+        raise UsageError(f"{command}: {_budget_refusal(agent)}")
 
-    async def should_stop(context: TurnContext, signal: AbortSignal) -> bool:
-        turns[0] += 1
-        if turns[0] >= limit:
-            return True
-        if previous is None:
-            return False
-        return bool(await maybe_await(previous(context, signal)))
 
-    return should_stop
+def _budget_refusal(agent: Agent) -> str:
+    budget = format_usd(agent.budget or 0.0)
+    return (
+        f"conversation budget of {budget} reached: {format_usd(agent.spent)} spent; "
+        "raise it with %agent budget USD or clear it with %agent budget off"
+    )
 
 
 def _install_tool_hooks(
@@ -258,45 +267,60 @@ async def execute(
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
     opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
     panel = opened[0] if opened is not None else None
-    previous_hook = agent.should_stop_after_turn
-    if options.max_turns is not None:
-        agent.should_stop_after_turn = _max_turns_hook(agent, options.max_turns)
+    previous_limits = agent.max_turns, agent.max_cost, agent.compaction.enabled
+    agent.max_turns, agent.max_cost = options.max_turns, options.max_cost  # this run's
+    if options.no_compact:
+        agent.compaction.enabled = False
+    markers: dict[int, list[str]] = {}
+
+    def on_compaction(compaction: Compaction) -> None:
+        markers.setdefault(len(agent.state.messages) - start, []).append(compaction.note)
+
+    unsubscribe_compaction = agent.compaction.subscribe(on_compaction)
     restore_tool_hooks = _install_tool_hooks(agent, options, namespace, panel)
-    limit = output_limit(agent, options.max_tokens)
-    restore_limit = apply_limit(agent, limit)
+    reply_limit = output_limit(agent, options.max_tokens)
+    restore_limit = apply_limit(agent, reply_limit)
     if panel is not None:
-        panel.set_max_tokens(limit.tokens)
+        panel.set_max_tokens(reply_limit.tokens)
     interrupted = False
+    refused = None
     try:
         await agent.prompt(prompt)
         # Interrupt & send: the aborted run has closed; the message is the next prompt, now,
         # in the same panel.
         while panel is not None and (text := panel.take_interrupt()) is not None:
             await agent.prompt(text)
+    except BudgetExceededError:  # spent while this cell waited behind another run
+        refused = _budget_refusal(agent)
     except asyncio.CancelledError:
         interrupted = True
         raise
     finally:
         unsubscribe()
+        unsubscribe_compaction()
         unsubscribe_code()
-        agent.should_stop_after_turn = previous_hook
+        agent.max_turns, agent.max_cost, agent.compaction.enabled = previous_limits
         restore_tool_hooks()
         restore_limit()
+        limit = None if interrupted else refused or agent.limit_note
         new_messages = agent.state.messages[start:]
         session.last_run = log
         session.last_reply = final_text(new_messages)
         namespace[REPLY_VARIABLE] = session.last_reply
         if opened is None:  # plain mode: the final transcript, printed once
-            text = render_transcript(new_messages)
-            if interrupted:
-                text = f"{text}\n{INTERRUPTED}" if text else INTERRUPTED
+            text = render_transcript(new_messages, markers)
+            line = INTERRUPTED if interrupted else f"[{limit}]" if limit else None
+            if line is not None:
+                text = f"{text}\n{line}" if text else line
             show(text)
         else:
-            await _close_panel(agent, *opened, interrupted)
+            await _close_panel(agent, *opened, interrupted, limit)
         off = code_cell.off_reason(
             no_code_cell=options.no_code_cell, plain=opened is None, background=background
         )
         code_cell.finish_run(_shell_or_none(), agent, recorder, off)
+    if refused is not None:
+        raise UsageError(f"%%agent: {refused}")
     check_replay(new_messages)  # a replay that diverged from its recording fails the cell
 
 
@@ -315,16 +339,19 @@ def _open_panel(
     return panel, handle
 
 
-async def _close_panel(agent: Agent, panel: AgentPanel, handle: Any, interrupted: bool) -> None:
+async def _close_panel(
+    agent: Agent, panel: AgentPanel, handle: Any, interrupted: bool, limit: str | None
+) -> None:
     """End of run: the unsent draft in the panel's box becomes a follow-up the next cell
-    delivers, the last frame goes out, then the output becomes the static transcript (no
-    widget view left, so a saved notebook reads everywhere) and the widget is closed (no comm
-    or state kept alive per finished cell)."""
+    delivers, the last frame goes out (with a note: interrupted, or the limit that stopped the
+    run, which the plain text ends with too, as in plain mode), then the output becomes the
+    static transcript (no widget view left, so a saved notebook reads everywhere) and the
+    widget is closed (no comm or state kept alive per finished cell)."""
     from IPython.display import DisplayHandle
 
     # An interrupted (cancelled) cell must not wait: it keeps the draft the view last sent.
     draft = panel.take_draft() if interrupted else await panel.collect_draft()
-    notes = ["interrupted"] if interrupted else []
+    notes = ["interrupted"] if interrupted else [limit] if limit else []
     if draft:
         agent.follow_up(draft)
         notes.append("your unsent text is queued as a follow-up for the next %%agent cell")
@@ -334,7 +361,10 @@ async def _close_panel(agent: Agent, panel: AgentPanel, handle: Any, interrupted
         panel.finish(note=note)
         return
     panel.finish(note=note, sync=False)
-    handle.update(panel.static_bundle(), raw=True)  # type: ignore[no-untyped-call]
+    bundle = panel.static_bundle()
+    if limit:  # the line plain mode prints
+        bundle["text/plain"] += f"\n[{limit}]"
+    handle.update(bundle, raw=True)  # type: ignore[no-untyped-call]
     panel.close()
 
 
@@ -366,6 +396,8 @@ def prepare_cell(line: str, cell: str) -> PreparedCell | None:
         raise UsageError("%%agent: empty prompt: write it in the cell body, under the %%agent line")
     session = get_session()
     agent = _prepare_agent(session, options, namespace)
+    if not agent.is_running:  # a cell queued behind a run is checked when it starts
+        _check_budget(agent, "%%agent")
     if options.step and plain_mode(options):
         print("(--step needs the panel: plain mode runs without pauses)")
     return PreparedCell(agent, prompt, options, session, namespace)
@@ -441,14 +473,28 @@ def _status(session: NotebookSession, agent: Agent) -> str:
     assistants = [m for m in agent.state.messages if isinstance(m, AssistantMessage)]
     tokens_in = sum(m.usage.input + m.usage.cache_read + m.usage.cache_write for m in assistants)
     tokens_out = sum(m.usage.output for m in assistants)
-    cost = sum(m.usage.cost.total for m in assistants)
+    cost = f"cost: ${agent.spent:.4f}"
+    compactor = agent.compaction
+    context = []  # only once there is something to say (a summary, or compaction off)
+    if compactor.compacted or not compactor.enabled:
+        line = f"context: about {compactor.estimate(agent.state.messages)} tokens"
+        if model.context_window:
+            line += f" of {model.context_window}"
+        if compactor.compacted:
+            line += f", the first {compactor.compacted} messages as a summary"
+        if not compactor.enabled:
+            line += " (compaction off)"
+        context.append(line)
+    if agent.budget is not None:
+        cost += f" spent / {format_usd(agent.budget)} budget"
     text = "\n".join(
         [
             f"model: {model.provider}/{model.id} (from {session.source_of(agent)})",
             f"running: {'yes' if agent.is_running else 'no'}",
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
-            f"cost: ${cost:.4f}",
+            cost,
+            *context,
             f"tools: {tools_text(agent.state.tools)}",
             f"output limit: {output_limit(agent).text()}",
             f"approvals: {POLICY_TEXT[approval_policy(agent)]}",
@@ -553,6 +599,10 @@ def line_command(line: str) -> Any:
         print(_status(session, agent))
     elif command == "history":
         print(render_transcript(agent.state.messages))
+    elif command == "budget":
+        _budget_command(agent, rest)
+    elif command == "compact":
+        _compact_command(agent, rest)
     elif command == "model":
         if rest:
             try:
@@ -562,6 +612,54 @@ def line_command(line: str) -> Any:
         model = agent.state.model
         print(f"model: {model.provider}/{model.id} (from {session.source_of(agent)})")
     return None
+
+
+def _budget_command(agent: Agent, rest: str) -> None:
+    """``%agent budget`` shows the budget, ``%agent budget USD`` sets it, ``off`` clears it."""
+    if rest.lower() in ("off", "none"):
+        agent.budget = None
+    elif rest:
+        try:
+            agent.budget = positive_usd(rest)
+        except ArgumentTypeError as exc:
+            raise UsageError(f"%agent budget: {exc}, or 'off'") from None
+    budget = "off" if agent.budget is None else format_usd(agent.budget)
+    print(f"conversation budget: {budget}, spent: {format_usd(agent.spent)}")
+
+
+def _compact_command(agent: Agent, rest: str) -> None:
+    """``%agent compact`` outside the input transformer (autoawait off): block where no loop
+    runs, else say how to run it."""
+    if rest:
+        raise UsageError(f"%agent compact: takes no argument, got {rest!r}")
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(compact_now(agent))
+        return
+    raise UsageError("%agent compact: needs autoawait (%autoawait on), to wait for the model")
+
+
+async def compact_now(agent: Agent | None = None) -> None:
+    """``%agent compact``: summarise the older messages of the conversation now (what the
+    input transformer awaits)."""
+    if agent is None:
+        try:
+            agent = get_session().target(_shell().user_ns)
+        except ModelError as exc:
+            raise UsageError(f"%agent: {exc}") from None
+    try:
+        done = await agent.compact()
+    except AgentBusyError:
+        raise UsageError("%agent compact: a run is active; %agent abort first") from None
+    if done is not None:
+        print(f"{done.note}: about {done.tokens_before} -> {done.tokens_after} tokens")
+    elif agent.compaction.last_failure is not None:
+        failure = agent.compaction.last_failure
+        print(redact(f"compaction failed: {failure.error_message or failure.stop_reason}"))
+        agent.compaction.last_failure = None
+    else:
+        print("nothing to compact: the conversation is only its last turn")
 
 
 def _conversation_command(
@@ -650,7 +748,7 @@ def transform_agent_cell(lines: list[str]) -> list[str]:
         return lines
     first = lines[0]
     if not first.startswith("%%agent") or (len(first) > 7 and not first[7].isspace()):
-        return lines
+        return _transform_compact_lines(lines)
     from IPython import get_ipython
 
     ip = get_ipython()
@@ -660,6 +758,23 @@ def transform_agent_cell(lines: list[str]) -> list[str]:
     body = "".join(lines[1:])
     call = f"__import__('pi_notebook.notebook.magic', fromlist=['_']).run_cell({line!r}, {body!r})"
     return [f"await {call}\n"]
+
+
+_COMPACT_LINE = re.compile(r"%agent[ \t]+compact[ \t]*(?:#.*)?\n?")
+
+
+def _transform_compact_lines(lines: list[str]) -> list[str]:
+    """``%agent compact`` on a line of its own -> an ``await`` of :func:`compact_now`, so the
+    cell waits for the summary request on the kernel's loop (autoawait)."""
+    if not any(_COMPACT_LINE.fullmatch(line) for line in lines):
+        return lines
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None or not getattr(ip, "autoawait", False):
+        return lines
+    call = "await __import__('pi_notebook.notebook.magic', fromlist=['_']).compact_now()\n"
+    return [call if _COMPACT_LINE.fullmatch(line) else line for line in lines]
 
 
 def load_ipython_extension(ip: InteractiveShell) -> None:
@@ -688,6 +803,7 @@ def unload_ipython_extension(ip: InteractiveShell) -> None:
 
 __all__ = [
     "AgentMagics",
+    "compact_now",
     "expand",
     "line_command",
     "load_ipython_extension",

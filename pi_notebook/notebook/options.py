@@ -25,8 +25,8 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 
 EPILOG = """\
 line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
-               events | model NAME | last | undo | code [--cell] | resume [NAME] |
-               save PATH | load PATH | help
+               events | model NAME | last | undo | budget [USD|off] | compact |
+               code [--cell] | resume [NAME] | save PATH | load PATH | help
 tools and the approval policy belong to the conversation: they stay for later cells (also
 through --new and %agent reset) until --tools / --no-tools / --approve change them.
 code cell: when a run wrote variables, its run_python / set_variable code is offered as a new
@@ -54,6 +54,8 @@ class AgentOptions:
     new: bool = False
     agent: str | None = None
     max_turns: int | None = None
+    max_cost: float | None = None
+    no_compact: bool = False
     plain: bool = False
     background: bool = False
     step: bool = False
@@ -77,6 +79,17 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def positive_usd(text: str) -> float:
+    """A positive dollar amount (``0.50``, ``$2``)."""
+    try:
+        value = float(text.strip().removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an amount in USD, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive amount in USD, got {text!r}")
     return value
 
 
@@ -137,6 +150,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive,
         help="most output tokens per model reply in this cell (default: the Agent's own "
         "max_tokens, else the model's, else the catalogue's for its id, else 4096)",
+    )
+    add(
+        "--max-cost",
+        metavar="USD",
+        type=positive_usd,
+        help="stop this run before a model request once it has cost USD dollars "
+        "(from the provider's usage, or an estimate); %%agent budget USD limits the conversation",
+    )
+    add(
+        "--no-compact",
+        action="store_true",
+        help="send this run's model requests uncompacted: no summary of the oldest messages "
+        "when the context nears the model's window (agent.compaction.enabled = False turns "
+        "it off for good; %%agent compact compacts by hand)",
     )
     add(
         "--plain",
@@ -213,4 +240,5 @@ __all__ = [
     "format_help",
     "magic_doc",
     "parse_options",
+    "positive_usd",
 ]

@@ -9,7 +9,7 @@ output must not. This module must never print (callers decide where text goes).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..ai import redact
@@ -67,11 +67,19 @@ def render_message(message: Any) -> list[str]:
     return [redact(line) for line in _message_lines(message)]
 
 
-def render_transcript(messages: Sequence[Any]) -> str:
-    """The transcript as plain text, redacted (one pass over the whole text)."""
+def render_transcript(
+    messages: Sequence[Any], markers: Mapping[int, Sequence[str]] | None = None
+) -> str:
+    """The transcript as plain text, redacted (one pass over the whole text); ``markers``
+    (such as ``compacted 12 messages``) are lines in brackets before the message at their
+    index (or at the end, for the index after the last message)."""
     lines: list[str] = []
-    for message in messages:
+    for index, message in enumerate(messages):
+        if markers:
+            lines.extend(f"[{m}]" for m in markers.get(index, ()))
         lines.extend(_message_lines(message))
+    if markers:
+        lines.extend(f"[{m}]" for m in markers.get(len(messages), ()))
     return redact("\n".join(lines))
 
 

@@ -234,7 +234,10 @@ def test_events_and_max_turns(kernel: Kernel) -> None:
         "%agent reset"
     )
     result = kernel.ok("%%agent --tools ADD --max-turns 1\nAdd 1 and 2")
-    assert result.stdout == ('user: Add 1 and 2\nassistant -> add({"a": 1, "b": 2})\ntool add: 3\n')
+    assert result.stdout == (
+        'user: Add 1 and 2\nassistant -> add({"a": 1, "b": 2})\ntool add: 3\n'
+        "[turn limit of 1 reached: 1 turn run]\n"
+    )
     assert kernel.ok("print(t.pending_response_count())").stdout == "1\n"
     types = kernel.ok("evs = %agent events\nprint([e['type'] for e in evs])").stdout
     assert types.startswith("['agent_start', 'turn_start', 'message_start', 'message_end'")

@@ -334,3 +334,18 @@ def test_a_key_in_streamed_text_never_leaves_in_an_op() -> None:
     assert secret not in json.dumps(frames)
     html = html_of(state.data["messages"][1]["blocks"][0])
     assert html.count("[redacted") == 2 and "<strong>paragraph</strong>" in html
+
+
+def test_a_compaction_is_a_one_line_marker_in_the_transcript_and_its_ops() -> None:
+    from pi_notebook.notebook.panel.static import render_static_html
+
+    ops = OpList()
+    state = PanelState(ops, model="faux/faux-1")
+    mirror = copy.deepcopy(state.data)
+    state.add_compaction(12)
+    entry = {"role": "compaction", "count": 12, "text": "compacted 12 messages"}
+    assert state.data["messages"] == [entry]
+    apply_ops(mirror, ops.ops)
+    assert mirror == state.data
+    html = render_static_html(state.data)
+    assert '<span class="pi-compaction">compacted 12 messages</span>' in html

@@ -835,6 +835,13 @@ class PanelState:
     def set_note(self, note: str | None) -> None:
         self._status("note", note)
 
+    def add_compaction(self, count: int) -> None:
+        """A one-line marker in the transcript: the model now sees a summary in place of the
+        conversation's first ``count`` messages."""
+        entry = {"role": "compaction", "count": count, "text": compaction_note(count)}
+        self.data["messages"].append(entry)
+        self.sink.push(["messages"], dict(entry))
+
     def set_approvals(self, approvals: list[dict[str, Any]]) -> None:
         self._set(["approvals"], approvals)
         state = self.data["status"]["state"]
@@ -851,6 +858,11 @@ class PanelState:
             return
         if card["status"] != status:
             self._set(["tools", tool_id, "status"], status)
+
+
+def compaction_note(count: int) -> str:
+    """``compacted 12 messages``: the marker the panel and plain mode show."""
+    return f"compacted {count} message{'s' if count != 1 else ''}"
 
 
 def _final_block(kind: str, text: str) -> dict[str, Any]:
@@ -903,6 +915,7 @@ __all__ = [
     "TAIL_LIMIT",
     "TOOL_STATUSES",
     "PanelState",
+    "compaction_note",
     "initial_state",
     "not_run_reason",
     "redact",

@@ -137,6 +137,9 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any]) -> str:
             line = f"[{reason or 'note'}] {entry['note']}"
             body.append(f'<div class="pi-message-note">{escape_html(line)}</div>')
         return head + "".join(body) + "</div>"
+    if role == "compaction":
+        text = escape_html(str(entry.get("text", "")))
+        return f'{head}<span class="pi-compaction">{text}</span></div>'
     if role == "toolResult":
         if str(entry.get("tool_call_id", "")) in tools:  # its tool card shows it, once
             return ""

@@ -32,13 +32,13 @@ from ..estimate import estimate_context_tokens
 from ..render import render_transcript
 from .assets import frontend
 from .handover import FINAL_DRAFT_WAIT, Handover
-from .state import PanelState
+from .state import PanelState, compaction_note
 from .static import render_static_html
 from .step import StepGate
 from .transport import DEFAULT_RATE, Transport
 
 if TYPE_CHECKING:
-    from ...agent import Agent
+    from ...agent import Agent, Compaction
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: Least seconds between syncs of the full state into the ``state`` trait during a run (at a
@@ -76,6 +76,8 @@ class AgentPanel(anywidget.AnyWidget):
         self._last_sync = time.monotonic()
         self._approvals: dict[str, tuple[dict[str, Any], asyncio.Future[bool]]] = {}
         self._messages: list[Any] = []
+        self._markers: dict[int, list[str]] = {}
+        """Compaction markers by the index of the message they come before."""
         self._plain: str | None = None
         self._handover = Handover()
         self.finished = False
@@ -122,13 +124,24 @@ class AgentPanel(anywidget.AnyWidget):
         self.transport.loop = self._loop
         model = agent.state.model
         self._state.data["status"]["model"] = f"{model.provider}/{model.id}"
-        self._unsubscribe = agent.subscribe(self._listener)
+        unsubscribe = agent.subscribe(self._listener)
+        unsubscribe_compaction = agent.compaction.subscribe(self._on_compaction)
+
+        def both() -> None:
+            unsubscribe()
+            unsubscribe_compaction()
+
+        self._unsubscribe = both
         return self.detach
 
     def detach(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+
+    def _on_compaction(self, compaction: Compaction) -> None:
+        self._state.add_compaction(compaction.count)
+        self._markers.setdefault(len(self._messages), []).append(compaction_note(compaction.count))
 
     def _listener(self, event: Any, signal: AbortSignal) -> Awaitable[None] | None:
         kind = event.type
@@ -178,14 +191,17 @@ class AgentPanel(anywidget.AnyWidget):
             if not future.done():
                 future.set_result(False)
         self.finished = True
-        self._plain = render_transcript(self._messages) or repr(self)
+        self._plain = render_transcript(self._messages, self._markers) or repr(self)
         self._messages = []
+        self._markers = {}
         if sync:
             self._sync_state()
 
     def static_bundle(self) -> dict[str, Any]:
         """The run as a display bundle without a widget: sanitised HTML and the plain text."""
-        plain = self._plain if self._plain is not None else render_transcript(self._messages)
+        plain = self._plain
+        if plain is None:
+            plain = render_transcript(self._messages, self._markers)
         return {
             "text/html": render_static_html(self._state.materialize(), _CSS),
             "text/plain": plain or repr(self),
