@@ -123,15 +123,16 @@ async def run_once(responses: list[Any], *, disable_gc: bool = False) -> dict[st
         if disable_gc:
             gc.disable()
         try:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             await agent.prompt("Go.")
             seconds = time.perf_counter() - t0
+            cpu = time.process_time() - c0
         finally:
             gc.enable()
         last = agent.state.messages[-1]
         if agent.state.error_message or getattr(last, "stop_reason", None) != "stop":
             raise RuntimeError(f"run failed: {agent.state.error_message or last}")
-        return {"seconds": seconds, **counts, "messages": len(agent.state.messages)}
+        return {"seconds": seconds, "cpu": cpu, **counts, "messages": len(agent.state.messages)}
     finally:
         unregister_api_provider(faux.api)
 
@@ -143,7 +144,8 @@ async def best_of(
         await run_once(make(), **kw)
     runs = [await run_once(make(), **kw) for _ in range(repeat)]
     best = min(runs, key=lambda r: r["seconds"])
-    return {**best, "all_seconds": [r["seconds"] for r in runs]}
+    cpu = min(r["cpu"] for r in runs)
+    return {**best, "cpu": cpu, "all_seconds": [r["seconds"] for r in runs]}
 
 
 async def python_side(args: argparse.Namespace, *, disable_gc: bool = False) -> dict[str, Any]:
@@ -257,15 +259,19 @@ def report(
         f"{args.turns} turns x ({args.chars:,} chars in 4-char deltas + 1 tool call) + final text"
     )
     print(f"Loop + Agent: {workload}")
-    header = f"{'side':<22}{'events':>10}{'total s':>10}{'µs/event':>11}{'ratio':>8}"
+    header = (
+        f"{'side':<22}{'events':>10}{'total s':>10}{'µs/event':>11}{'ratio':>8}"
+        f"{'cpu µs/ev':>11}{'cpu ratio':>10}"
+    )
     print(header)
     print("-" * len(header))
     loop = py["loop"]
     py_us = _us(loop["seconds"], loop["events"])
-    pi_us = None
+    pi_us = pi_cpu = None
     if pi is not None:
         pl = pi["loop"]
         pi_us = _us(pl["seconds"], pl["events"])
+        pi_cpu = _us(pl["cpu"], pl["events"])
     rows: list[tuple[str, Any, float]] = [("pi_notebook (python)", loop, py_us)]
     if py_nogc is not None:
         nl = py_nogc["loop"]
@@ -273,8 +279,13 @@ def report(
     if pi is not None and pi_us is not None:
         rows.append(("Pi (node)", pi["loop"], pi_us))
     for name, r, us in rows:
+        cpu = _us(r["cpu"], r["events"])
         ratio = f"{us / pi_us:7.2f}x" if pi_us else "      -"
-        print(f"{name:<22}{r['events']:>10,}{r['seconds']:>10.3f}{us:>11.2f}{ratio:>8}")
+        cpu_ratio = f"{cpu / pi_cpu:9.2f}x" if pi_cpu else "        -"
+        print(
+            f"{name:<22}{r['events']:>10,}{r['seconds']:>10.3f}{us:>11.2f}{ratio:>8}"
+            f"{cpu:>11.2f}{cpu_ratio:>10}"
+        )
     if pi is not None and loop["events"] != pi["loop"]["events"]:
         print(f"  NOTE: event counts differ ({loop['events']} vs {pi['loop']['events']})")
     if py_nogc is not None:
@@ -282,10 +293,14 @@ def report(
             "  * informational only: Python with gc.disable() while timing (node has no equivalent)"
         )
     print("  ratio = µs/event relative to Pi under node (<1 means pi_notebook is faster)")
+    print(
+        "  cpu = the process's CPU time (best run), every thread: node's GC and JIT threads too;"
+        " steadier than wall time on a busy machine"
+    )
     print()
     print("Delta scaling: one text message of N deltas (µs per text_delta, whole prompt() timed)")
     sizes = [str(n) for n in DELTA_SIZES]
-    header = f"{'side':<22}" + "".join(f"{int(n):>12,}" for n in sizes) + f"{'100k/10k':>10}"
+    header = f"{'side':<28}" + "".join(f"{int(n):>12,}" for n in sizes) + f"{'100k/10k':>10}"
     print(header)
     print("-" * len(header))
     sides = [("pi_notebook (python)", py["deltas"])]
@@ -293,7 +308,11 @@ def report(
         sides.append(("Pi (node)", pi["deltas"]))
     for name, d in sides:
         per = [_us(d[n]["seconds"], d[n]["deltas"]) for n in sizes]
-        print(f"{name:<22}" + "".join(f"{u:>12.2f}" for u in per) + f"{per[-1] / per[0]:>9.2f}x")
+        print(f"{name:<28}" + "".join(f"{u:>12.2f}" for u in per) + f"{per[-1] / per[0]:>9.2f}x")
+    for name, d in sides:
+        per = [_us(d[n]["cpu"], d[n]["deltas"]) for n in sizes]
+        label = f"{name}, cpu"
+        print(f"{label:<28}" + "".join(f"{u:>12.2f}" for u in per) + f"{per[-1] / per[0]:>9.2f}x")
     print("  flat = 100k/10k close to 1.0 (no per-token copy of the message or transcript)")
     print()
     print("all runs (s):")

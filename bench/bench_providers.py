@@ -11,12 +11,16 @@ Starts a local HTTP server (a subprocess on 127.0.0.1) that streams a chat compl
              ``text_delta`` (the block grown in place) through one async generator: the least
              any Python client that streams Pi's events can do;
 * ours     - ``pi_notebook`` openai-completions stream, iterating every event;
+* ours-plain - the same with the learned text-chunk envelope off (``MAX_SHAPE_ATTEMPTS = 0``):
+             every chunk parsed whole, as a client without ``providers/chunk_shape.py`` does;
 * sdk      - the official ``openai`` SDK's streaming, touching every chunk's delta;
 * ours+gzip - ours again, the same stream sent ``content-encoding: gzip`` (flushed per
              frame, as a compressing proxy streams it): the cost of decoding a compressed reply.
 
-Prints the best of ``--repeat`` runs for each, and the ratios. Targets: ours within 1.3x of
-raw, and faster than the SDK. It must never talk to anything but its own local server.
+Prints the best of ``--repeat`` runs for each (wall time, and this process's CPU time, which a
+busy machine disturbs less; the server's CPU is not counted), and the ratios. Targets: ours
+within 1.3x of raw, and faster than the SDK. It must never talk to anything but its own local
+server.
 
     PYTHONPATH=. python bench/bench_providers.py [--chunks 25000] [--repeat 5] [--obfuscation]
 """
@@ -207,6 +211,17 @@ async def run_ours(client: Any, url: str) -> int:
     return n
 
 
+async def run_ours_plain(client: Any, url: str) -> int:
+    from pi_notebook.ai.providers import openai_completions
+
+    attempts = openai_completions.MAX_SHAPE_ATTEMPTS
+    openai_completions.MAX_SHAPE_ATTEMPTS = 0  # never learn an envelope: parse every chunk
+    try:
+        return await run_ours(client, url)
+    finally:
+        openai_completions.MAX_SHAPE_ATTEMPTS = attempts
+
+
 async def run_ours_gzip(client: Any, url: str) -> int:
     return await run_ours(client, url + "/gz")
 
@@ -222,10 +237,10 @@ async def run_sdk(client: Any, url: str) -> int:
     return n
 
 
-PEERS = ("raw", "raw+json", "raw+events", "ours", "sdk", "ours+gzip")
+PEERS = ("raw", "raw+json", "raw+events", "ours", "ours-plain", "sdk", "ours+gzip")
 
 
-async def bench(url: str, repeat: int) -> dict[str, float]:
+async def bench(url: str, repeat: int) -> tuple[dict[str, float], dict[str, float]]:
     import httpx
     import openai
 
@@ -238,25 +253,28 @@ async def bench(url: str, repeat: int) -> dict[str, float]:
         "raw+json": (run_raw_json, http),
         "raw+events": (run_raw_events, http),
         "ours": (run_ours, None),
+        "ours-plain": (run_ours_plain, None),
         "sdk": (run_sdk, sdk),
         "ours+gzip": (run_ours_gzip, None),
     }
     best = {name: float("inf") for name in runners}
+    best_cpu = dict(best)
     counts = {}
     try:
         for name, (runner, client) in runners.items():
             counts[name] = await runner(client, url)  # warm-up, untimed
         for _ in range(repeat):
             for name, (runner, client) in runners.items():
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 counts[name] = await runner(client, url)
                 best[name] = min(best[name], time.perf_counter() - t0)
+                best_cpu[name] = min(best_cpu[name], time.process_time() - c0)
     finally:
         await http.aclose()
         await sdk.close()
         await aclose_client()
     print("items seen:", counts)
-    return best
+    return best, best_cpu
 
 
 def main() -> None:
@@ -284,7 +302,7 @@ def main() -> None:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
         url = f"http://127.0.0.1:{port}/v1"
-        best = asyncio.run(bench(url, args.repeat))
+        best, cpu = asyncio.run(bench(url, args.repeat))
     finally:
         proc.terminate()
         proc.wait()
@@ -296,7 +314,11 @@ def main() -> None:
     for name in PEERS:
         us = best[name] / n * 1e6
         rate = n / best[name]
-        print(f"  {name:10s} {best[name] * 1000:8.1f} ms  {us:6.2f} us/chunk  {rate:9.0f} chunks/s")
+        cpu_us = cpu[name] / n * 1e6
+        print(
+            f"  {name:10s} {best[name] * 1000:8.1f} ms  {us:6.2f} us/chunk  {rate:9.0f} chunks/s"
+            f"   cpu {cpu_us:6.2f} us/chunk"
+        )
     json_us = (best["raw+json"] - best["raw"]) / n * 1e6
     print(f"  JSON parse alone (raw+json - raw): {json_us:.2f} us/chunk")
     print(f"  ours / raw      = {best['ours'] / best['raw']:.2f}x   (issue target <= 1.3x)")
@@ -304,6 +326,12 @@ def main() -> None:
     print(f"  raw+events / raw = {least:.2f}x   (the least an event-streaming client can cost)")
     parsing_floor = best["ours"] / best["raw+json"]
     print(f"  ours / raw+json = {parsing_floor:.2f}x   (a floor that parses each chunk)")
+    plain = best["ours-plain"] / best["ours"]
+    plain_cpu = cpu["ours-plain"] / cpu["ours"]
+    print(
+        f"  ours-plain / ours = {plain:.2f}x wall, {plain_cpu:.2f}x cpu"
+        "   (what the learned envelope buys; > 1.0x: it pays)"
+    )
     print(f"  sdk / ours      = {best['sdk'] / best['ours']:.2f}x   (> 1.0x: ours faster)")
     gzip_cost = best["ours+gzip"] / best["ours"]
     print(f"  ours+gzip / ours = {gzip_cost:.2f}x   (decoding a gzip-encoded reply)")

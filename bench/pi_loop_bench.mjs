@@ -69,13 +69,16 @@ async function runOnce(responses) {
 	});
 	if (globalThis.gc) globalThis.gc();
 	const t0 = process.hrtime.bigint();
+	const c0 = process.cpuUsage();
 	await agent.prompt("Go.");
 	const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+	const used = process.cpuUsage(c0);
+	const cpu = (used.user + used.system) / 1e6;
 	const last = agent.state.messages[agent.state.messages.length - 1];
 	if (agent.state.errorMessage || last.stopReason !== "stop") {
 		throw new Error(`run failed: ${agent.state.errorMessage ?? last.stopReason}`);
 	}
-	return { seconds, events: counts.events, deltas: counts.deltas, messages: agent.state.messages.length };
+	return { seconds, cpu, events: counts.events, deltas: counts.deltas, messages: agent.state.messages.length };
 }
 
 async function bestOf(makeResponses, repeat, warmup) {
@@ -83,7 +86,8 @@ async function bestOf(makeResponses, repeat, warmup) {
 	const runs = [];
 	for (let i = 0; i < repeat; i++) runs.push(await runOnce(makeResponses()));
 	const best = runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
-	return { ...best, all_seconds: runs.map((r) => r.seconds) };
+	const cpu = Math.min(...runs.map((r) => r.cpu));
+	return { ...best, cpu, all_seconds: runs.map((r) => r.seconds) };
 }
 
 const result = {

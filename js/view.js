@@ -9,6 +9,9 @@
 // finished blocks before the tail and replaces only the tail (or appends to the raw text), so
 // the work per frame depends on the new text, never on the whole answer. The finished blocks
 // sit in chunks of CHUNK (div.pi-chunk), so the layout of a frame does not walk them all.
+//
+// The wire contract (the state tree, the ops, the messages both ways) is docs/panel-protocol.md;
+// js/test/contract.test.js checks this view against its generated fixture.
 
 import { Receiver } from "./deltas.js";
 
@@ -48,6 +51,35 @@ function formatElapsed(ms) {
   return s < 60 ? `${s.toFixed(1)}s` : `${Math.floor(s / 60)}m${Math.round(s % 60)}s`;
 }
 
+// Plain words with `names` in backticks: text nodes and <code> elements (never markup).
+function words(doc, text) {
+  const parts = String(text || "").split("`");
+  return parts.map((part, i) => {
+    if (i % 2 === 0) return doc.createTextNode(part);
+    const code = doc.createElement("code");
+    code.textContent = part;
+    return code;
+  });
+}
+
+const GRANULARITY = {
+  lifecycle: "lifecycle events",
+  all: "every event and model request",
+  tools: "tools and model requests",
+};
+
+// A lifecycle node's own time: its span without the time it was held in step mode.
+function nodeTimes(node) {
+  const own = node.end == null ? "…" : `${(Math.max(0, node.end - node.start - (node.held || 0)) / 1000).toFixed(3)}s`;
+  const held = node.held ? ` · held ${formatElapsed(node.held)}` : "";
+  const updates = node.updates ? ` · ${node.updates} update${node.updates === 1 ? "" : "s"}` : "";
+  return `${own}${held}${updates}`;
+}
+
+function tokens(n) {
+  return `≈ ${n} token${n === 1 ? "" : "s"}`;
+}
+
 function preview(text) {
   return text.length <= PREVIEW_CHARS ? text : text.slice(0, PREVIEW_CHARS) + " …";
 }
@@ -71,14 +103,25 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
   status.append(note, error);
   const transcript = h(doc, "div", "pi-transcript");
   const approvals = h(doc, "div", "pi-approvals");
-  const stepBox = h(doc, "div", "pi-step");
-  const stepEvent = h(doc, "span", "pi-step-event");
+  const stepBox = h(doc, "div", "pi-step", { role: "status" });
+  const stepMode = h(doc, "span", "pi-step-mode");
+  const stepEvent = h(doc, "code", "pi-step-event");
+  const stepWhat = h(doc, "span", "pi-step-what");
+  const stepNext = h(doc, "span", "pi-step-next");
+  const stepText = h(doc, "span", "pi-step-text");
+  stepText.append(stepWhat, stepNext);
   const next = h(doc, "button", "pi-next", { type: "button" });
-  next.textContent = "Next event";
+  next.textContent = "Next";
   const runToEnd = h(doc, "button", "pi-run-to-end", { type: "button" });
   runToEnd.textContent = "Run to end";
-  stepBox.append("Step mode — held: ", stepEvent, next, runToEnd);
+  stepBox.append(stepMode, stepEvent, stepText, next, runToEnd);
   stepBox.hidden = true;
+  const contextBox = h(doc, "details", "pi-context");
+  const contextSummary = h(doc, "summary", "pi-context-summary");
+  const contextBody = h(doc, "div", "pi-context-body");
+  contextBox.append(contextSummary, contextBody);
+  contextBox.hidden = true;
+  contextBox.addEventListener("toggle", () => openDetails.set("context", contextBox.open));
   const controls = h(doc, "div", "pi-controls");
   const input = h(doc, "textarea", "pi-input", { rows: "1" });
   const steer = h(doc, "button", "pi-steer", { type: "button" });
@@ -106,7 +149,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
   // While the run is live the transcript scrolls in its own box (.pi-is-live, panel.css) and
   // follows the end unless the reader scrolled up, so the status line above and the controls
   // below stay in view: a long answer cannot push Abort off-screen.
-  root.append(status, transcript, approvals, stepBox, controls, queueBox, lifecycleBox);
+  root.append(status, transcript, contextBox, approvals, stepBox, controls, queueBox, lifecycleBox);
   el.append(root);
 
   // -- controls --------------------------------------------------------------------------
@@ -203,9 +246,17 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
     parts.elapsed.textContent = formatElapsed(elapsedBase);
     note.textContent = s.note ? ` — ${s.note}` : "";
     error.textContent = s.error ? ` — ${s.error}` : "";
-    const finished = FINAL.has(s.state) || closing;
+    renderControls();
+  };
+
+  // The run is over for the controls only when its state is final and nothing is held (held
+  // at agent_end, the loop still waits: Abort and Next must work), or while the run closes.
+  const renderControls = () => {
+    const step = receiver.state.step || {};
+    const state = receiver.state.status.state;
+    const finished = (FINAL.has(state) && !step.held) || closing;
     for (const control of [steer, interrupt, followup, abort, input]) control.disabled = finished;
-    const where = TOOL_STATES.has(s.state) ? "after these tools" : "after this answer";
+    const where = TOOL_STATES.has(state) ? "after these tools" : "after this answer";
     input.placeholder = `Steer (lands ${where}) or follow up… Enter steers, Esc aborts`;
     steer.title = `Delivered ${where}: steering waits for the turn to end`;
     followup.title = "Delivered when the agent would otherwise stop";
@@ -428,6 +479,45 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
     receiver.state.messages.forEach((_, i) => transcript.append(renderMessage(i)));
   };
 
+  // What a lifecycle node points at in the transcript: its message or its tool card.
+  const targetOf = (target) => {
+    if (!target) return null;
+    if (target.message != null) {
+      // A tool result its card shows is hidden: its node points at that card.
+      const entry = receiver.state.messages[target.message];
+      if (entry && entry.role === "toolResult" && receiver.state.tools[entry.tool_call_id]) {
+        return targetOf({ tool: entry.tool_call_id });
+      }
+      return messageNode(target.message);
+    }
+    if (target.tool != null) {
+      return transcript.querySelector(`.pi-tool-card[data-tool-call-id="${CSS_escape(target.tool)}"]`);
+    }
+    return null;
+  };
+
+  const reveal = (target) => {
+    const node = targetOf(target);
+    if (!node) return;
+    if (typeof node.scrollIntoView === "function") node.scrollIntoView({ block: "center", behavior: "smooth" });
+    node.classList.add("pi-flash");
+    setTimeout(() => node.classList.remove("pi-flash"), 1500);
+  };
+
+  lifecycle.addEventListener("click", (event) => {
+    const link = event.target.closest(".pi-node-link");
+    if (link && link.piTarget) reveal(link.piTarget);
+  });
+  lifecycle.addEventListener("keydown", (event) => {
+    const link = event.target.closest(".pi-node-link");
+    if (link && link.piTarget && (event.key === "Enter" || event.key === " ")) {
+      event.preventDefault();
+      reveal(link.piTarget);
+    }
+  });
+
+  // Run -> Turn -> Message / Tool: a node with children is a disclosure, a leaf is a line
+  // (no empty triangle) that, with a target, scrolls the transcript to it.
   const renderLifecycle = () => {
     const nodes = receiver.state.lifecycle;
     const children = new Map();
@@ -436,15 +526,30 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
       if (!children.has(key)) children.set(key, []);
       children.get(key).push(node);
     }
+    const line = (node) => {
+      const extra = node.detail ? ` (${node.detail})` : "";
+      const label = h(doc, "span", "pi-node-label");
+      label.textContent = `${node.label}${extra}`;
+      const times = h(doc, "span", "pi-node-times");
+      times.textContent = ` · ${nodeTimes(node)}`;
+      return [label, times];
+    };
     const build = (node) => {
+      const kids = children.get(node.id) || [];
+      if (!kids.length) {
+        const leaf = h(doc, "div", "pi-node pi-leaf", { "data-kind": node.kind });
+        if (node.target) {
+          const link = h(doc, "span", "pi-node-link", { role: "link", tabindex: "0", title: "Show it in the transcript" });
+          link.piTarget = node.target;
+          link.append(...line(node));
+          leaf.append(link);
+        } else leaf.append(...line(node));
+        return leaf;
+      }
       const item = details(`node:${node.id}`, "pi-node", "");
       item.setAttribute("data-kind", node.kind);
-      const end = node.end == null ? "…" : `${(node.end / 1000).toFixed(3)}s`;
-      const extra = node.detail ? ` (${node.detail})` : "";
-      const updates = node.updates ? `, ${node.updates} updates` : "";
-      item.querySelector("summary").textContent =
-        `${node.label}${extra} ${(node.start / 1000).toFixed(3)}s → ${end}${updates}`;
-      for (const child of children.get(node.id) || []) item.append(build(child));
+      item.querySelector("summary").append(...line(node));
+      for (const child of kids) item.append(build(child));
       if (!openDetails.has(`node:${node.id}`)) item.open = node.kind !== "message";
       return item;
     };
@@ -457,6 +562,68 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
     if (kind === "interrupt") return "as soon as the stream stops";
     if (kind === "steer") return TOOL_STATES.has(state) ? "after these tools" : "after this answer";
     return "when the agent would stop";
+  };
+
+  // What the model is (about to be) sent: the latest request, as a readable list.
+  const renderContext = () => {
+    const context = receiver.state.context;
+    contextBox.hidden = !context;
+    if (!context) return;
+    contextBox.setAttribute("data-held", context.held ? "true" : "false");
+    const count = context.message_count;
+    const tools = context.tools.length;
+    contextSummary.textContent =
+      `What the model ${context.held ? "will be" : "was"} sent — turn ${context.turn}: ` +
+      `${count} message${count === 1 ? "" : "s"}, ${tools} tool${tools === 1 ? "" : "s"}, ${tokens(context.tokens)}`;
+    contextBox.open = !!openDetails.get("context");
+    const list = h(doc, "ol", "pi-context-list");
+    const item = (role, label, n, text) => {
+      const li = h(doc, "li", "pi-context-item", { "data-role": role });
+      const head = h(doc, "div", "pi-context-head");
+      const name = h(doc, "span", "pi-context-role");
+      name.textContent = label;
+      const size = h(doc, "span", "pi-context-tokens");
+      size.textContent = tokens(n);
+      head.append(name, size);
+      const body = h(doc, "pre", "pi-context-text");
+      body.textContent = text;
+      li.append(head, body);
+      return li;
+    };
+    list.append(item("system", "system prompt", context.system.tokens, context.system.text || "(none)"));
+    if (context.skipped) {
+      const li = h(doc, "li", "pi-context-skipped");
+      li.textContent = `… ${context.skipped} earlier messages (%agent context ${context.turn} prints them all)`;
+      list.append(li);
+    }
+    for (const m of context.messages) list.append(item(m.role, `${m.n}. ${m.label}`, m.tokens, m.text));
+    const toolList = h(doc, "ul", "pi-context-tools");
+    for (const t of context.tools) {
+      const li = h(doc, "li", "pi-context-tool");
+      const name = h(doc, "code");
+      name.textContent = t.name;
+      li.append(name, ` ${t.description ? "— " + t.description + " " : ""}(${tokens(t.tokens)})`);
+      toolList.append(li);
+    }
+    const toolsHead = h(doc, "div", "pi-context-head");
+    toolsHead.textContent = tools ? "tools (their JSON schemas are sent too)" : "no tools";
+    const options = h(doc, "div", "pi-context-options");
+    const names = Object.keys(context.options || {});
+    options.textContent = names.length
+      ? `options: ${names.map((k) => `${k}=${JSON.stringify(context.options[k])}`).join(", ")}`
+      : "options: none set";
+    const note = h(doc, "div", "pi-context-note");
+    note.textContent = "≈: an estimate, 4 characters a token (as Pi counts)";
+    const raw = details("context-json", "pi-context-json", "raw JSON");
+    const pre = h(doc, "pre", "pi-context-raw");
+    pre.textContent = context.json == null ? "loading…" : context.json;
+    raw.append(pre);
+    const ask = () => {
+      if (raw.open && receiver.state.context && receiver.state.context.json == null) send({ type: "context_json" });
+    };
+    raw.addEventListener("toggle", ask);
+    contextBody.replaceChildren(list, toolsHead, toolList, options, note, raw);
+    ask();
   };
 
   const renderQueue = () => {
@@ -472,11 +639,21 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
     queueBox.hidden = items.length === 0;
   };
 
+  // A held loop always shows its Next / Run to end, also once the state is final (held at
+  // agent_end); the bar goes only when nothing is held and the run is over.
   const renderStep = () => {
     const step = receiver.state.step || {};
-    stepBox.hidden = !step.enabled || FINAL.has(receiver.state.status.state);
+    const over = FINAL.has(receiver.state.status.state);
+    stepBox.hidden = !step.held && (!step.enabled || over);
+    stepBox.setAttribute("data-count", String(step.count || 0));
+    stepBox.setAttribute("data-held", step.held || "");
+    stepMode.textContent = `Step mode${step.granularity ? ` (${GRANULARITY[step.granularity] || step.granularity})` : ""}`;
     stepEvent.textContent = step.held || "—";
+    stepWhat.replaceChildren(...words(doc, step.held ? step.what || `held at ${step.held}` : "running to the next hold…"));
+    stepNext.replaceChildren(...(step.held && step.next ? [doc.createTextNode(" — next: "), ...words(doc, step.next)] : []));
     next.disabled = !step.held;
+    runToEnd.disabled = !step.held && over;
+    renderControls();
   };
 
   const renderApprovals = () => {
@@ -500,6 +677,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
   const renderAll = () => {
     renderStatus();
     renderTranscript();
+    renderContext();
     renderLifecycle();
     renderQueue();
     renderStep();
@@ -554,6 +732,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
     }
     for (const id of cards) updateCard(id);
     if (sections.has("lifecycle")) renderLifecycle();
+    if (sections.has("context")) renderContext();
     if (sections.has("queue")) renderQueue();
     if (sections.has("step")) renderStep();
     if (sections.has("approvals")) renderApprovals();

@@ -33,15 +33,25 @@ def run_bench(script: str, *args: str) -> str:
 @pytest.mark.timeout(300)
 def test_bench_providers_runs_every_peer_on_the_same_stream() -> None:
     out = run_bench("bench_providers.py", "--chunks", "400", "--repeat", "1")
-    assert "'raw+events': 400, 'ours': 400, 'sdk': 400" in out
-    for row in ("raw ", "raw+json", "raw+events", "ours ", "sdk ", "ours / raw", "sdk / ours"):
+    assert "'raw+events': 400, 'ours': 400, 'ours-plain': 400, 'sdk': 400" in out
+    for row in (
+        "raw ",
+        "raw+json",
+        "raw+events",
+        "ours ",
+        "ours-plain ",
+        "sdk ",
+        "ours / raw",
+        "ours-plain / ours",
+        "sdk / ours",
+    ):
         assert row in out
 
 
 @pytest.mark.timeout(300)
 def test_bench_providers_runs_on_chunks_with_openais_obfuscation_field() -> None:
     out = run_bench("bench_providers.py", "--chunks", "400", "--repeat", "1", "--obfuscation")
-    assert "'raw+events': 400, 'ours': 400, 'sdk': 400" in out
+    assert "'raw+events': 400, 'ours': 400, 'ours-plain': 400, 'sdk': 400" in out
     assert "with OpenAI's per-chunk obfuscation field" in out
 
 

@@ -199,9 +199,135 @@ test("step mode shows the held event and Next / Run to end", () => {
   doc.querySelector(".pi-next").click();
   doc.querySelector(".pi-run-to-end").click();
   assert.deepEqual(sent, [{ type: "next" }, { type: "run_to_end" }]);
-  view.receive(frame(2, [["s", ["status", "state"], "done"]]));
+  view.receive(frame(2, [["s", ["step", "held"], null]]));
+  assert.equal(doc.querySelector(".pi-next").disabled, true, "nothing held: nothing to release");
+  view.receive(frame(3, [["s", ["status", "state"], "done"]]));
   assert.equal(doc.querySelector(".pi-step").hidden, true);
   assert.equal(doc.querySelector(".pi-steer").disabled, true, "controls are off after the run");
+});
+
+test("held at agent_end (the state already final) the step bar, Next and Abort stay", () => {
+  const { doc, sent, view } = setup();
+  const step = { enabled: true, granularity: "lifecycle", held: null, what: null, next: null, count: 15 };
+  view.receive({ type: "snapshot", seq: 0, ...state({ step }) });
+  view.receive(frame(1, [
+    ["s", ["status", "state"], "done"],
+    ["s", ["step", "count"], 16],
+    ["s", ["step", "what"], "held at the end of the run"],
+    ["s", ["step", "next"], "the run is over and the cell finishes"],
+    ["s", ["step", "held"], "agent_end"],
+  ]));
+  const bar = doc.querySelector(".pi-step");
+  assert.equal(bar.hidden, false, "a held loop always shows its Next");
+  assert.equal(doc.querySelector(".pi-next").disabled, false);
+  assert.equal(doc.querySelector(".pi-abort").disabled, false, "Abort releases a held loop");
+  assert.equal(doc.querySelector(".pi-step-mode").textContent, "Step mode (lifecycle events)");
+  assert.equal(doc.querySelector(".pi-step-what").textContent, "held at the end of the run");
+  assert.equal(doc.querySelector(".pi-step-next").textContent, " — next: the run is over and the cell finishes");
+  doc.querySelector(".pi-next").click();
+  assert.deepEqual(sent.at(-1), { type: "next" });
+  view.receive(frame(2, [["s", ["step", "held"], null], ["s", ["step", "what"], null], ["s", ["step", "next"], null]]));
+  assert.equal(bar.hidden, true, "released at the end: the bar goes");
+  assert.equal(doc.querySelector(".pi-abort").disabled, true);
+});
+
+test("the step bar names tools in code, never as markup", () => {
+  const { doc, view } = setup();
+  const step = {
+    enabled: true, granularity: "tools", held: "tool_execution_end", count: 1,
+    what: "held after tool `run_python` finished", next: "the tool results enter the conversation",
+  };
+  view.receive({ type: "snapshot", seq: 0, ...state({ step }) });
+  const what = doc.querySelector(".pi-step-what");
+  assert.equal(what.querySelector("code").textContent, "run_python");
+  assert.equal(what.textContent, "held after tool run_python finished");
+  view.receive(frame(1, [["s", ["step", "what"], "held before tool `<img src=x onerror=alert(1)>` runs"]]));
+  assert.equal(doc.querySelector(".pi-step-what img"), null);
+  assert.equal(doc.querySelector(".pi-step-what code").textContent, "<img src=x onerror=alert(1)>");
+});
+
+const CONTEXT = {
+  turn: 2, model: "faux/faux-1", held: true, tokens: 52, message_count: 3, skipped: 0,
+  system: { text: "Be terse.", tokens: 3 },
+  messages: [
+    { n: 1, role: "user", label: "user", text: "What is 2 + 3?", tokens: 4 },
+    { n: 2, role: "assistant", label: "assistant", text: '→ add({"a": 2, "b": 3})', tokens: 6 },
+    { n: 3, role: "toolResult", label: "toolResult add", text: "5", tokens: 1 },
+  ],
+  tools: [{ name: "add", description: "Add two numbers.", tokens: 38 }],
+  options: { max_tokens: 256 },
+  json: null,
+};
+
+test("the context view lists what the model is sent, collapsed, raw JSON on demand", () => {
+  const { doc, sent, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  const box = doc.querySelector(".pi-context");
+  assert.equal(box.hidden, true, "no request yet");
+  view.receive(frame(1, [["s", ["context"], CONTEXT]]));
+  assert.equal(box.hidden, false);
+  assert.equal(box.open, false, "collapsed by default");
+  assert.equal(box.getAttribute("data-held"), "true");
+  assert.equal(box.querySelector("summary").textContent,
+    "What the model will be sent — turn 2: 3 messages, 1 tool, ≈ 52 tokens");
+  const items = [...box.querySelectorAll(".pi-context-item")].map((li) => [
+    li.getAttribute("data-role"),
+    li.querySelector(".pi-context-role").textContent,
+    li.querySelector(".pi-context-tokens").textContent,
+    li.querySelector(".pi-context-text").textContent,
+  ]);
+  assert.deepEqual(items, [
+    ["system", "system prompt", "≈ 3 tokens", "Be terse."],
+    ["user", "1. user", "≈ 4 tokens", "What is 2 + 3?"],
+    ["assistant", "2. assistant", "≈ 6 tokens", '→ add({"a": 2, "b": 3})'],
+    ["toolResult", "3. toolResult add", "≈ 1 token", "5"],
+  ]);
+  assert.equal(box.querySelector(".pi-context-tool").textContent, "add — Add two numbers. (≈ 38 tokens)");
+  assert.equal(box.querySelector(".pi-context-options").textContent, "options: max_tokens=256");
+  const raw = box.querySelector(".pi-context-json");
+  raw.open = true;
+  raw.dispatchEvent(new doc.defaultView.Event("toggle"));
+  assert.deepEqual(sent.at(-1), { type: "context_json" });
+  view.receive(frame(2, [["s", ["context", "json"], '{"systemPrompt": "Be terse."}'], ["s", ["context", "held"], false]]));
+  assert.equal(doc.querySelector(".pi-context-raw").textContent, '{"systemPrompt": "Be terse."}');
+  assert.match(doc.querySelector(".pi-context summary").textContent, /^What the model was sent/);
+  assert.equal(doc.querySelector(".pi-context-json").open, true, "stays open across frames");
+});
+
+test("tree leaves have no disclosure, show time without the held time, and link to the card", () => {
+  const { doc, dom, view } = setup();
+  const scrolled = [];
+  dom.window.HTMLElement.prototype.scrollIntoView = function () {
+    scrolled.push(this);
+  };
+  const lifecycle = [
+    { id: 0, parent: null, kind: "run", label: "Agent Run", detail: "", start: 0, end: 9000, held: 8000, updates: 0, target: null },
+    { id: 1, parent: 0, kind: "turn", label: "Turn 1", detail: "", start: 5, end: 8990, held: 8000, updates: 0, target: null },
+    { id: 2, parent: 1, kind: "message", label: "Message", detail: "user", start: 6, end: 3010, held: 3000, updates: 0, target: { message: 0 } },
+    { id: 3, parent: 1, kind: "tool", label: "Tool Execution", detail: "add", start: 4000, end: 9000, held: 4750, updates: 2, target: { tool: "t1" } },
+  ];
+  const tools = { t1: { id: "t1", name: "add", args_text: "{}", status: "done", duration_ms: 250, result_text: "5", images: [], is_error: false, diff: null } };
+  const messages = [
+    { role: "user", html: "<p>Hi</p>", images: [] },
+    { role: "assistant", blocks: [{ type: "toolCall", id: "t1", name: "add" }], stop_reason: "toolUse", error: null },
+  ];
+  view.receive({ type: "snapshot", seq: 0, ...state({ lifecycle, tools, messages }) });
+  const tree = doc.querySelector(".pi-lifecycle");
+  assert.equal(tree.querySelectorAll("details.pi-node").length, 2, "run and turn have children");
+  const leaves = [...tree.querySelectorAll(".pi-node.pi-leaf")];
+  assert.equal(leaves.length, 2);
+  assert.equal(leaves.filter((l) => l.tagName === "DETAILS" || l.querySelector("summary")).length, 0);
+  assert.deepEqual(leaves.map((l) => l.textContent), [
+    "Message (user) · 0.004s · held 3.0s",
+    "Tool Execution (add) · 0.250s · held 4.8s · 2 updates",
+  ]);
+  assert.equal(tree.querySelector("summary").textContent, "Agent Run · 1.000s · held 8.0s");
+  leaves[1].querySelector(".pi-node-link").click();
+  assert.equal(scrolled.length, 1);
+  assert.ok(scrolled[0].matches('.pi-tool-card[data-tool-call-id="t1"]'));
+  assert.ok(scrolled[0].classList.contains("pi-flash"));
+  leaves[0].querySelector(".pi-node-link").dispatchEvent(new dom.window.KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+  assert.ok(scrolled[1].matches('.pi-message[data-index="0"]'));
 });
 
 test("approvals: Approve and Deny answer with the tool call id", () => {

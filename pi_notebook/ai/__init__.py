@@ -27,6 +27,7 @@ from .events import (
 )
 from .faux import (
     FauxProvider,
+    FauxRequest,
     FauxState,
     faux_assistant_message,
     faux_text,
@@ -99,6 +100,7 @@ __all__ = [
     "ErrorEvent",
     "EventStream",
     "FauxProvider",
+    "FauxRequest",
     "FauxState",
     "ImageContent",
     "Message",

@@ -13,6 +13,12 @@ Consumers either iterate events (``async for event in stream``) or, on a per-tok
 the runs themselves (``async for run in stream.runs(): for event in run: ...``). Both see the
 same events in the same order; a run's events are made one by one as they are taken.
 
+Why pull mode exists (measured for issue 17, figures in ``bench/README.md``): with a push-only
+stream a scripted producer (the faux provider, replay) must yield to the event loop after every
+event to keep its partial in step with the consumer, as Pi's faux awaits a microtask per chunk.
+That one loop turn per event made ``bench_loop``'s loop row 4.1x slower (7.9 vs 1.9 us/event,
+CPU time). Real providers push from their request task; only scripted producers pull.
+
 Pushing after completion is ignored. The completing event itself is still delivered. A stream
 never raises out of iteration for a producer's failure: producers encode failure as events.
 """

@@ -4,7 +4,9 @@
 a handle: queue responses with ``set_responses`` / ``append_responses`` (messages built with
 ``faux_assistant_message`` and friends, or callables that build one from the request), then
 use ``handle.get_model()`` like any model. Text is streamed in chunks of ``token_size`` tokens
-(one token = 4 characters), optionally paced at ``tokens_per_second``.
+(one token = 4 characters), optionally paced at ``tokens_per_second``. ``handle.requests``
+keeps what the last requests were given (the model, the context and the options, by
+reference), so a test can check what a model was sent.
 
 Like every provider it never raises out of a stream: an exhausted script, a raising response
 factory and an abort all end with an ``error`` event and a final message.
@@ -17,6 +19,7 @@ import itertools
 import json
 import math
 import random
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
@@ -65,6 +68,19 @@ NO_MORE_RESPONSES = "No more faux responses queued"
 @dataclass
 class FauxState:
     call_count: int = 0
+
+
+#: Requests a faux provider keeps (the latest; older ones are dropped).
+KEPT_REQUESTS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class FauxRequest:
+    """What one call of a faux model was given (references, not copies)."""
+
+    model: Model
+    context: Context
+    options: StreamOptions | None
 
 
 FauxResponseFactory: TypeAlias = Callable[
@@ -260,6 +276,8 @@ class FauxProvider:
         self.min_token_size, self.max_token_size = token_size
         self.tokens_per_second = tokens_per_second
         self.state = FauxState()
+        self.requests: deque[FauxRequest] = deque(maxlen=KEPT_REQUESTS)
+        """What the latest calls were given, oldest first."""
         self._pending: list[FauxResponseStep] = []
         self._prompt_cache: dict[str, str] = {}
         self._prompt_length = _PromptLength()
@@ -298,6 +316,7 @@ class FauxProvider:
     ) -> AssistantMessageEventStream:
         step = self._pending.pop(0) if self._pending else None
         self.state.call_count += 1
+        self.requests.append(FauxRequest(model, context, options))
         return AssistantMessageEventStream.from_event_runs(
             self._runs(step, model, context, options)
         )
@@ -520,6 +539,7 @@ def register_faux_provider(
 
 __all__ = [
     "FauxProvider",
+    "FauxRequest",
     "FauxResponseFactory",
     "FauxResponseStep",
     "FauxState",

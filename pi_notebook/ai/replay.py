@@ -7,7 +7,9 @@ model that answers from that file with no network and no key: each request must 
 recorded conversation entry for entry, or the reply is an ``error`` event naming the first
 difference ("replay diverged ..."). ``recorded(path, model)`` records when
 ``PI_NOTEBOOK_RECORD=1`` is set and replays otherwise, so a notebook written against a real model
-stays testable (strict nbval) without keys.
+stays testable (strict nbval) without keys. ``write_recording(path, model, system_prompt,
+messages, tools)`` writes the recording a conversation would have made (a saved transcript:
+one delta per block), so it replays the same way.
 
 Like every provider these never raise out of a stream. A recording holds message contents, never
 API keys or request headers, and every text in it is redacted (``pi_notebook.ai.redact``): the
@@ -34,8 +36,14 @@ from .events import (
     DoneEvent,
     ErrorEvent,
     StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
     TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
     ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
     ToolCallStartEvent,
     dump_event,
 )
@@ -56,6 +64,7 @@ from .types import (
     StreamOptions,
     TextContent,
     ThinkingContent,
+    Tool,
     ToolCall,
     empty_reply,
     now_ms,
@@ -280,6 +289,61 @@ def record(model: Model, path: str | os.PathLike[str]) -> Model:
     register_api_provider(api, recorder.stream)
     _handles[api] = recorder
     return wrapper
+
+
+def _reply_events(message: AssistantMessage) -> list[AssistantMessageEvent]:
+    """The events a provider would have streamed for ``message``: one delta per block."""
+    events: list[AssistantMessageEvent] = [StartEvent(message)]
+    for index, block in enumerate(message.content):
+        if isinstance(block, TextContent):
+            events.append(TextStartEvent(index, message))
+            if block.text:
+                events.append(TextDeltaEvent(index, block.text, message))
+            events.append(TextEndEvent(index, block.text, message))
+        elif isinstance(block, ThinkingContent):
+            events.append(ThinkingStartEvent(index, message))
+            if block.thinking:
+                events.append(ThinkingDeltaEvent(index, block.thinking, message))
+            events.append(ThinkingEndEvent(index, block.thinking, message))
+        elif isinstance(block, ToolCall):
+            events.append(ToolCallStartEvent(index, message))
+            arguments = json.dumps(block.arguments, ensure_ascii=False)
+            events.append(ToolCallDeltaEvent(index, arguments, message))
+            events.append(ToolCallEndEvent(index, block, message))
+    reason = message.stop_reason
+    if reason == "aborted" or reason == "error":
+        events.append(ErrorEvent(reason, message))
+    else:
+        events.append(DoneEvent(reason, message))
+    return events
+
+
+def write_recording(
+    path: str | os.PathLike[str],
+    model: Model,
+    system_prompt: str,
+    messages: Sequence[Any],
+    tools: Sequence[Tool] = (),
+) -> int:
+    """Write a recording of a conversation that was not recorded (a saved transcript, say):
+    a call per assistant message of ``messages`` (LLM messages), its request the conversation
+    before it with ``tools``, its reply streamed as one delta per block. Returns the number of
+    calls; the file is started afresh and redacted as :func:`record` redacts."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lines = [_header(model)]
+    for position, message in enumerate(messages):
+        if not isinstance(message, AssistantMessage):
+            continue
+        context = Context(
+            system_prompt=system_prompt, messages=list(messages[:position]), tools=list(tools)
+        )
+        events = [_event_record(event) for event in _reply_events(message)]
+        reply = redact_data(message.to_json_dict())
+        call = RecordedCall(conversation_entries(context), _redacted_events(events), reply)
+        lines.append(call.to_line(len(lines) - 1))
+    target.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return len(lines) - 1
 
 
 # -- replay --------------------------------------------------------------------------------------
@@ -521,4 +585,5 @@ __all__ = [
     "record",
     "recorded",
     "replay",
+    "write_recording",
 ]

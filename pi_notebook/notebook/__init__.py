@@ -2,7 +2,10 @@
 
 Public helpers: :func:`use_model` (set the default conversation's model, e.g. a faux model
 scripted in the notebook), :func:`session`, ``await wait()`` (wait for a ``--background``
-run) and :data:`settings` (the code cell and saved conversations, on or off).
+run) and :data:`settings` (the code cell and saved conversations, on or off); for teaching, step
+mode's hold points and words (:func:`hold_points`, :class:`StepNarrator`), what each request
+sends (:class:`RequestTap`, :func:`context_text`) and the tool lines a replay needs
+(:func:`record_tools`).
 This package must never use nest_asyncio, block the kernel's event loop, or print keys.
 """
 
@@ -11,10 +14,13 @@ from __future__ import annotations
 from ..agent import Agent
 from ..ai import FauxProvider, Model
 from .config import Settings, settings
+from .context_view import RequestTap, SentRequest, context_json, context_text
 from .magic import load_ipython_extension, unload_ipython_extension, wait
 from .models import ModelError, demo_model
 from .render import render_transcript
+from .replay_run import record_tools
 from .session import NotebookSession, get_session
+from .stepping import GRANULARITIES, MODEL_REQUEST, StepNarrator, hold_points
 
 
 def session() -> NotebookSession:
@@ -32,11 +38,20 @@ def use_model(model: Model | FauxProvider) -> Agent:
 
 
 __all__ = [
+    "GRANULARITIES",
+    "MODEL_REQUEST",
     "ModelError",
     "NotebookSession",
+    "RequestTap",
+    "SentRequest",
     "Settings",
+    "StepNarrator",
+    "context_json",
+    "context_text",
     "demo_model",
+    "hold_points",
     "load_ipython_extension",
+    "record_tools",
     "render_transcript",
     "session",
     "settings",

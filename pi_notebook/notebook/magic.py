@@ -22,8 +22,8 @@ import re
 import shlex
 import sys
 from argparse import ArgumentTypeError
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +32,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
 from ..agent import Agent, AgentBusyError, AgentTool, BudgetExceededError, Compaction, format_usd
-from ..ai import AssistantMessage, redact
-from ..ai.replay import check_replay
+from ..ai import AgentMessage, AssistantMessage, redact
+from ..ai.replay import ReplayDivergence, check_replay, forget
 from ..tools import (
     BUILTIN_COLLECTIONS,
     ApprovalMode,
@@ -47,6 +47,7 @@ from ..tools import (
 )
 from ..tools import undo as undo_tools
 from . import code_cell
+from .context_view import RequestTap, context_json, context_text
 from .conversation_settings import (
     POLICY_TEXT,
     approval_policy,
@@ -64,9 +65,11 @@ from .options import (
     format_help,
     magic_doc,
     parse_options,
+    parse_replay_options,
     positive_usd,
 )
 from .render import final_text, render_transcript
+from .replay_run import ReplayDriver, ReplayError, plan_replay, record_tools
 from .run_log import RunLog
 from .run_mode import run_mode
 from .session import NotebookSession, get_session
@@ -91,6 +94,8 @@ LINE_COMMANDS = (
     "undo",
     "budget",
     "compact",
+    "context",
+    "replay",
     "code",
     "resume",
     "save",
@@ -246,27 +251,41 @@ def _install_tool_hooks(
 
 async def execute(
     agent: Agent,
-    prompt: str,
+    prompt: str | list[AgentMessage],
     options: AgentOptions,
     session: NotebookSession,
     namespace: dict[str, Any],
     show: Callable[[str], None],
+    listeners: Sequence[Callable[[Any], Any]] = (),
     *,
     background: bool = False,
+    saved: bool = True,
 ) -> None:
     """Run one prompt (after any active run of ``agent``) and show its transcript once; offer
-    the code the agent ran as the next cell (see :mod:`.code_cell`)."""
+    the code the agent ran as the next cell (see :mod:`.code_cell`). ``listeners`` follow the
+    run after the panel; ``saved`` False keeps the conversation out of the saved files (a
+    replay: it is the recording's run, not this notebook's conversation)."""
     while agent.is_running:  # a cell queued behind a background run waits for it
         await agent.wait_for_idle()
     log = RunLog()  # counts, lifecycle and coalesced deltas: never an object per token
     start = len(agent.state.messages)
-    unsubscribe = agent.subscribe(log)
     recorder = code_cell.CodeRecorder(agent, namespace)
-    unsubscribe_code = agent.subscribe(recorder)
-    get_conversations().track(key_of(options.agent), agent, namespace, _note)  # saved at ends
+    unsubscribers = [agent.subscribe(log), agent.subscribe(recorder)]
+    if saved:
+        get_conversations().track(key_of(options.agent), agent, namespace, _note)  # at ends
     # Interactive UI: the live panel (plain mode: the transcript printed once, below).
     opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
     panel = opened[0] if opened is not None else None
+    tools_recorder = record_tools(agent)  # a run on a record() model: its tools go in the file
+    followers: list[Callable[[Any], Any]] = list(listeners)
+    if tools_recorder is not None:
+        followers.append(tools_recorder)
+    for listener in followers:
+        unsubscribers.append(agent.subscribe(listener))
+    # Every request is kept for %agent context (and shown / held by the panel first).
+    tap = RequestTap(before=panel.before_request if panel is not None else None)
+    session.last_requests = tap.requests
+    restore_stream = tap.install(agent)
     previous_limits = agent.max_turns, agent.max_cost, agent.compaction.enabled
     agent.max_turns, agent.max_cost = options.max_turns, options.max_cost  # this run's
     if options.no_compact:
@@ -296,9 +315,10 @@ async def execute(
         interrupted = True
         raise
     finally:
-        unsubscribe()
+        for unsubscribe in unsubscribers:
+            unsubscribe()
         unsubscribe_compaction()
-        unsubscribe_code()
+        restore_stream()
         agent.max_turns, agent.max_cost, agent.compaction.enabled = previous_limits
         restore_tool_hooks()
         restore_limit()
@@ -332,7 +352,7 @@ def _open_panel(
 
     from .panel import AgentPanel
 
-    panel = AgentPanel(step=options.step)
+    panel = AgentPanel(step=options.step or False)
     panel.attach(agent)
     namespace[PANEL_VARIABLE] = panel
     handle = display(panel, display_id=True)  # type: ignore[no-untyped-call]
@@ -371,10 +391,37 @@ async def _close_panel(
 @dataclass
 class PreparedCell:
     agent: Agent
-    prompt: str
+    prompt: str | list[AgentMessage]
     options: AgentOptions
     session: NotebookSession
     namespace: dict[str, Any]
+    listeners: list[Callable[[Any], Any]] = field(default_factory=list)
+    after: Callable[[bool], None] | None = None
+    """Called when the run is over (True when it completed without an exception)."""
+    saved: bool = True
+    """False for a replay: its run is not saved as this notebook's conversation."""
+
+
+async def run_prepared(
+    p: PreparedCell, show: Callable[[str], None], *, background: bool = False
+) -> None:
+    ok = False
+    try:
+        await execute(
+            p.agent,
+            p.prompt,
+            p.options,
+            p.session,
+            p.namespace,
+            show,
+            p.listeners,
+            background=background,
+            saved=p.saved,
+        )
+        ok = True
+    finally:
+        if p.after is not None:
+            p.after(ok)
 
 
 def prepare_cell(line: str, cell: str) -> PreparedCell | None:
@@ -415,8 +462,63 @@ async def run_cell(line: str, cell: str) -> None:
     if not mode.awaits:  # this ipykernel cannot deliver the panel's messages during a cell
         _launch_background(prepared, forced=True, note=mode.note)
         return
-    p = prepared
-    await execute(p.agent, p.prompt, p.options, p.session, p.namespace, _print)
+    await run_prepared(prepared, _print)
+
+
+# -- replay ------------------------------------------------------------------------------------
+
+
+def prepare_replay(line: str) -> PreparedCell:
+    """``%agent replay PATH ...``: a fresh agent on the recording's replay model, its stand-in
+    tools and driver; it becomes the target of the line commands. Raises ``UsageError``."""
+    ip = _shell()
+    try:
+        options = parse_replay_options(line)
+    except OptionsError as exc:
+        raise UsageError(str(exc)) from None
+    path = str(options.model)
+    options.model = None
+    try:
+        plan = plan_replay(path)
+    except ReplayError as exc:
+        raise UsageError(f"%agent replay: {exc}") from None
+    session = get_session()
+    agent = Agent(
+        model=plan.model,
+        system_prompt=plan.system_prompt,
+        tools=plan.tools,
+        messages=plan.history,
+    )
+    session.model_source[id(agent)] = f"replay of {plan.path.name}"
+    session.current = agent
+    driver = ReplayDriver(plan, agent)
+    driver.install()
+    if options.step and plain_mode(options):
+        print("(--step needs the panel: plain mode runs without pauses)")
+
+    def after(ok: bool) -> None:
+        driver.uninstall()
+        remaining = plan.player.remaining
+        forget(plan.model)
+        last = agent.state.messages[-1] if agent.state.messages else None
+        if ok and remaining and getattr(last, "stop_reason", None) != "aborted":
+            raise ReplayDivergence(
+                f"replay of {plan.path.name}: {remaining} recorded call(s) were never requested"
+            )
+
+    return PreparedCell(
+        agent, plan.prompts, options, session, ip.user_ns, [driver], after, saved=False
+    )
+
+
+async def run_replay(line: str) -> None:
+    """The awaited ``%agent replay`` (what the input transformer rewrites the line into)."""
+    prepared = prepare_replay(line)
+    mode = run_mode(_shell(), plain=plain_mode(prepared.options))
+    if not mode.awaits:
+        _launch_background(prepared, forced=True, note=mode.note)
+        return
+    await run_prepared(prepared, _print)
 
 
 def _note(text: str) -> None:
@@ -447,9 +549,7 @@ def _launch_background(p: PreparedCell, *, forced: bool, note: str | None = None
 
     async def run() -> None:
         try:
-            await execute(
-                p.agent, p.prompt, p.options, p.session, p.namespace, show, background=True
-            )
+            await run_prepared(p, show, background=True)
         except asyncio.CancelledError:
             pass
 
@@ -527,6 +627,26 @@ def _one_line(message: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _context(session: NotebookSession, rest: str) -> str:
+    """``%agent context [TURN] [--json]``: what the last run's request of that turn sent."""
+    words = rest.split()
+    as_json = "--json" in words
+    numbers = [w for w in words if w != "--json"]
+    requests = session.last_requests
+    if not requests:
+        raise UsageError("%agent context: the last run made no model request")
+    if len(numbers) > 1 or (numbers and not numbers[0].isdigit()):
+        raise UsageError(f"%agent context: expected a turn number, got {rest!r}")
+    turn = int(numbers[0]) if numbers else len(requests)
+    if not 1 <= turn <= len(requests):
+        raise UsageError(
+            f"%agent context: turn {turn}: the last run made {len(requests)} model "
+            f"request{'s' if len(requests) != 1 else ''} (turns 1 to {len(requests)})"
+        )
+    request = requests[turn - 1]
+    return context_json(request) if as_json else context_text(request)
+
+
 def line_command(line: str) -> Any:
     """``%agent COMMAND [TEXT]``; returns a value only for ``events`` and ``last``."""
     ip = _shell()
@@ -545,6 +665,18 @@ def line_command(line: str) -> Any:
         return redact(session.last_reply)
     if command == "events":
         return session.last_events
+    if command == "context":
+        print(_context(session, rest))
+        return None
+    if command == "replay":
+        prepared = prepare_replay(rest)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # plain IPython without autoawait: no loop to share, so block
+            asyncio.run(run_prepared(prepared, _print))
+            return None
+        _launch_background(prepared, forced=True)
+        return None
     if command == "undo":  # the undo record of the last %%agent cell's conversation
         if session.current is not None and session.current.is_running:
             raise UsageError("%agent undo: a run is active; %agent abort first")
@@ -575,6 +707,7 @@ def line_command(line: str) -> Any:
             raise UsageError("%agent reset: a run is active; %agent abort first")
         agent.reset()
         session.last_run = None
+        session.last_requests = []
         print("conversation reset")
         if rest == "--mcp":
             closing = close_mcp_servers_soon()
@@ -760,6 +893,26 @@ def transform_agent_cell(lines: list[str]) -> list[str]:
     return [f"await {call}\n"]
 
 
+def transform_replay_lines(lines: list[str]) -> list[str]:
+    """Cleanup-stage transformer: a top-level ``%agent replay ...`` line -> ``await
+    run_replay(...)``, so the cell waits for the replayed run like an ``%%agent`` cell."""
+    if not any(line.startswith("%agent replay") for line in lines):
+        return lines
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None or not getattr(ip, "autoawait", False):
+        return lines
+    out = []
+    for line in lines:
+        head, _, rest = line.partition("%agent replay")
+        if head == "" and (not rest or rest[0].isspace()):
+            call = "__import__('pi_notebook.notebook.magic', fromlist=['_'])"
+            line = f"await {call}.run_replay({rest.strip()!r})\n"
+        out.append(line)
+    return out
+
+
 _COMPACT_LINE = re.compile(r"%agent[ \t]+compact[ \t]*(?:#.*)?\n?")
 
 
@@ -783,8 +936,9 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     ip.register_magics(AgentMagics)
     interrupts.install()  # the stop button reaches a run that awaits a worker thread at once
     cleanup = ip.input_transformers_cleanup
-    if transform_agent_cell not in cleanup:
-        cleanup.append(transform_agent_cell)
+    for transform in (transform_agent_cell, transform_replay_lines):
+        if transform not in cleanup:
+            cleanup.append(transform)
     saved = get_conversations().summary(ip.user_ns)  # after a restart: what %agent resume has
     if saved is not None:
         print(saved)
@@ -795,8 +949,9 @@ def unload_ipython_extension(ip: InteractiveShell) -> None:
 
     interrupts.uninstall()
     cleanup = ip.input_transformers_cleanup
-    while transform_agent_cell in cleanup:
-        cleanup.remove(transform_agent_cell)
+    for transform in (transform_agent_cell, transform_replay_lines):
+        while transform in cleanup:
+            cleanup.remove(transform)
     for kind in ("line", "cell"):
         ip.magics_manager.magics[kind].pop("agent", None)
 
@@ -808,7 +963,9 @@ __all__ = [
     "line_command",
     "load_ipython_extension",
     "run_cell",
+    "run_replay",
     "transform_agent_cell",
+    "transform_replay_lines",
     "unload_ipython_extension",
     "wait",
 ]

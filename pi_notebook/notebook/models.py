@@ -173,6 +173,12 @@ def check_api_key(model: Model) -> None:
     """Raise :class:`ModelError` when ``model``'s provider needs a key that is not set."""
     if model.api.startswith(("faux", "replay-")) or model.api == "pi-notebook-demo":
         return
+    if model.api.startswith("record-"):  # a recording needs what the recorded model needs
+        from ..ai.replay import Recorder, handle_of
+
+        handle = handle_of(model)
+        if isinstance(handle, Recorder):
+            return check_api_key(handle.target)
     providers = _providers()
     if providers is None:
         return

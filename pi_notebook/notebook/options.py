@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
+STEP_GRANULARITIES = ("lifecycle", "all", "tools")
 APPROVE_MODES = ("writes", "all", "none")
 
 DESCRIPTION = """\
@@ -26,6 +27,7 @@ The final assistant text of the last run is stored in the variable _agent_reply.
 EPILOG = """\
 line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | history |
                events | model NAME | last | undo | budget [USD|off] | compact |
+               context [TURN] [--json] | replay PATH [--step [lifecycle|all|tools]] [--plain] |
                code [--cell] | resume [NAME] | save PATH | load PATH | help
 tools and the approval policy belong to the conversation: they stay for later cells (also
 through --new and %agent reset) until --tools / --no-tools / --approve change them.
@@ -58,7 +60,8 @@ class AgentOptions:
     no_compact: bool = False
     plain: bool = False
     background: bool = False
-    step: bool = False
+    step: str | None = None
+    """The step granularity (``lifecycle``, ``all`` or ``tools``), or None: no step mode."""
     approve: str | None = None
     max_tokens: int | None = None
     no_code_cell: bool = False
@@ -66,7 +69,7 @@ class AgentOptions:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise OptionsError(f"{self.format_usage()}%%agent: error: {message}")
+        raise OptionsError(f"{self.format_usage()}{self.prog}: error: {message}")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise OptionsError(message or "", is_help=status == 0)
@@ -177,12 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         "placeholder output when done. %%agent steer/abort/status work from other cells. "
         "Trade-off: Run All, nbval and papermill do not wait for it",
     )
-    add(
-        "--step",
-        action="store_true",
-        help="teaching mode: the panel holds each agent event until you click 'Next event' "
-        "(or 'Run to end'); plain mode runs without pauses",
-    )
+    add_step_option(parser)
     add(
         "--no-code-cell",
         action="store_true",
@@ -190,6 +188,20 @@ def build_parser() -> argparse.ArgumentParser:
         "(also PI_NOTEBOOK_CODE_CELL=off); %%agent code prints it",
     )
     return parser
+
+
+def add_step_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--step",
+        nargs="?",
+        const="lifecycle",
+        choices=STEP_GRANULARITIES,
+        metavar="{lifecycle,all,tools}",
+        help="teaching mode: the panel holds the run until you click 'Next' (or 'Run to end'): "
+        "at the eight lifecycle events (the default), at 'all' events and model requests "
+        "(every streamed chunk too), or only before each tool runs and each model request "
+        "('tools'); plain mode runs without pauses",
+    )
 
 
 def format_help() -> str:
@@ -232,13 +244,33 @@ def parse_options(line: str) -> AgentOptions:
     return AgentOptions(**values)
 
 
+def parse_replay_options(line: str) -> AgentOptions:
+    """``%agent replay PATH [--step [G]] [--plain]``: the options of a replayed run, with the
+    recording's path in ``model`` (it is the run's model); raises :class:`OptionsError`."""
+    try:
+        argv = shlex.split(line)
+    except ValueError as exc:
+        raise OptionsError(f"%agent replay: error: cannot parse options: {exc}") from None
+    parser = _Parser(prog="%agent replay", add_help=False, allow_abbrev=False)
+    parser.add_argument(
+        "path", metavar="PATH", help="a recording (pi_notebook.ai.replay) or a saved conversation"
+    )
+    parser.add_argument("--plain", action="store_true", help="the transcript printed once")
+    add_step_option(parser)
+    namespace = parser.parse_args(argv)
+    return AgentOptions(model=namespace.path, plain=namespace.plain, step=namespace.step)
+
+
 __all__ = [
     "APPROVE_MODES",
+    "STEP_GRANULARITIES",
     "THINKING_LEVELS",
     "AgentOptions",
     "OptionsError",
+    "add_step_option",
     "format_help",
     "magic_doc",
     "parse_options",
+    "parse_replay_options",
     "positive_usd",
 ]

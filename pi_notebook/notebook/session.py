@@ -3,9 +3,10 @@
 One :class:`NotebookSession` lives per process (``get_session()``). It owns the default
 ``Agent`` (created lazily on the resolved default model), remembers which agent the last
 ``%%agent`` cell used (the target of the ``%agent`` line commands), a bounded log of the last
-run (:class:`~.run_log.RunLog`) and its final reply, and a background run if one was
-scheduled. It must never print, never touch the user namespace except through explicit calls
-from the magic, and never hold an API key.
+run (:class:`~.run_log.RunLog`), what each model request of that run was sent (``%agent
+context``: references to the messages, not copies), its final reply, and a background run if
+one was scheduled. It must never print, never touch the user namespace except through explicit
+calls from the magic, and never hold an API key.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..ai import Model
+from .context_view import SentRequest
 from .conversation_settings import copy_settings
 from .models import ResolvedModel, check_api_key, resolve_default_model
 from .run_log import RunLog
@@ -32,6 +34,8 @@ class NotebookSession:
     last_run: RunLog | None = None
     """What the last ``%%agent`` run left for ``%agent events`` / ``status`` (bounded)."""
     last_reply: str = ""
+    last_requests: list[SentRequest] = field(default_factory=list)
+    """What each model request of the last run was sent (``%agent context TURN``)."""
     background: asyncio.Task[None] | None = None
 
     @property

@@ -23,6 +23,7 @@ from pi_notebook.ai import (
     TextContent,
     UserMessage,
     maybe_await,
+    parse_transcript,
     stream,
 )
 from pi_notebook.ai.providers import aclose_client
@@ -35,9 +36,11 @@ from pi_notebook.ai.replay import (
     check_replay,
     forget,
     handle_of,
+    load_recording,
     record,
     recorded,
     replay,
+    write_recording,
 )
 from tests.notebook.conftest import Kernel, kernel_env
 from tests.providers.helpers import KEY, openai_model
@@ -165,6 +168,28 @@ async def test_replay_reproduces_a_recorded_http_run_without_the_server(tmp_path
     assert isinstance(player, Player)
     player.assert_complete()
     forget(model)
+
+
+async def test_a_recording_written_from_the_messages_matches_and_replays(tmp_path: Path) -> None:
+    path, _, recorded_transcript = await record_run(tmp_path)
+    messages = parse_transcript(recorded_transcript)
+    written = tmp_path / "from_messages.jsonl"
+    _, calls = load_recording(path)
+    model = openai_model("http://127.0.0.1:9")
+    assert write_recording(written, model, "Be exact.", messages, [ADD]) == 2
+    _, rebuilt = load_recording(written)
+    # The requests are the ones the provider got, entry for entry; the replies' final messages.
+    assert [c.entries for c in rebuilt] == [c.entries for c in calls]
+    def reply(call: Any) -> dict[str, Any]:
+        return {k: v for k, v in call.message.items() if k != "timestamp"}
+
+    assert [reply(c) for c in rebuilt] == [reply(c) for c in calls]
+    replayed = replay(written)
+    agent = Agent(model=replayed, tools=[ADD], system_prompt="Be exact.")
+    await agent.prompt("What is 19 + 23?")
+    assert transcript(agent) == recorded_transcript
+    handle_of(replayed).assert_complete()
+    forget(replayed)
 
 
 async def test_recording_holds_no_api_key(tmp_path: Path) -> None:

@@ -341,12 +341,14 @@ def test_queue_steer_followup_and_clear(nb: Notebook, workdir: Path) -> None:
 
 
 STEP_TEXT = "one two three four five six"
-#: The first events of a run, in Pi's order; step mode holds each one until "next".
+#: The first events of a run, in Pi's order; ``--step all`` holds each one (and the model
+#: request) until "next".
 FIRST_EVENTS = [
     "agent_start",
     "turn_start",
     "message_start",  # the prompt
     "message_end",
+    "model_request",
     "message_start",  # the answer
     "message_update",
 ]
@@ -357,7 +359,7 @@ def test_step_mode_advances_one_event_per_click(nb: Notebook, workdir: Path) -> 
         workdir,
         "step.ipynb",
         f"[faux_assistant_message({STEP_TEXT!r})]",
-        "%%agent --model faux --step\nCount.",
+        "%%agent --model faux --step all\nCount.",
         tps=None,
     )
     nb.open(name)

@@ -286,3 +286,18 @@ def test_an_agent_conversation_is_saved_and_resumed_by_name(start: Start, tmp_pa
     kernel.ok("%%agent --agent helper\nMore.")
     context = json.loads(kernel.ok("print(json.dumps(received))").stdout)[0]
     assert [m["role"] for m in context] == ["user", "assistant", "user"]
+
+
+def test_a_replay_is_not_saved_as_the_notebooks_conversation(start: Start, tmp_path: Path) -> None:
+    lesson = Path(__file__).resolve().parents[2] / "notebooks" / "02_loop_lifecycle.run.jsonl"
+    kernel = start()
+    kernel.ok("%load_ext pi_notebook")
+    kernel.ok(SETUP + "faux.set_responses([reply('Hello.')])\npn.use_model(faux)")
+    kernel.ok("%%agent --plain\nHi.")
+    folder = tmp_path / ".pi_notebook"
+    before = {path.name: path.read_text(encoding="utf-8") for path in folder.iterdir()}
+    assert list(before) == ["analysis.default.jsonl"]
+    replayed = kernel.ok(f"%agent replay {lesson} --plain").stdout
+    assert "record_answer" in replayed
+    after = {path.name: path.read_text(encoding="utf-8") for path in folder.iterdir()}
+    assert after == before  # the recording's run is not this notebook's conversation

@@ -349,3 +349,24 @@ def test_a_compaction_is_a_one_line_marker_in_the_transcript_and_its_ops() -> No
     assert mirror == state.data
     html = render_static_html(state.data)
     assert '<span class="pi-compaction">compacted 12 messages</span>' in html
+
+
+def test_a_key_streamed_in_tool_arguments_ends_redacted_in_the_card() -> None:
+    key = "sk-live-abcdefghijklmnop1234"
+
+    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        return AgentToolResult(content=[TextContent(text="done")])
+
+    tool = AgentTool(name="w", description="", parameters={"type": "object"}, execute=execute)
+    provider = faux(
+        [
+            faux_assistant_message([faux_tool_call("w", {"token": key, "n": 1}, id="c")]),
+            faux_assistant_message("ok"),
+        ]
+    )
+    state, ops = reduce(run(collect_events(provider, "Go", [tool])))
+    args = state.materialize()["tools"]["c"]["args_text"]
+    assert key not in args and "[redacted" in args
+    final = initial_state()
+    apply_ops(final, ops.ops)
+    assert key not in final["tools"]["c"]["args_text"]

@@ -9,6 +9,7 @@ show finished text exactly as the live view does (checked against the view in js
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -252,3 +253,68 @@ def test_the_kernels_frames_build_the_same_dom_as_a_fresh_render(every: int) -> 
 def test_the_stylesheet_ships_with_the_transcript() -> None:
     css = frontend()[1]
     assert ".pi-panel" in css and "--jp-" in css
+
+
+def test_tree_leaves_are_links_to_their_message_or_card_and_show_own_time() -> None:
+    provider = faux(
+        [
+            faux_assistant_message([faux_tool_call("echo", {"n": 1}, id='t 9"x')], "toolUse"),
+            faux_assistant_message("Done."),
+        ]
+    )
+    state = reduce(provider, "Go", [image_tool("echo")])
+    state["lifecycle"][0]["held"] = 2500.0  # as if the run had been held 2.5 s in step mode
+    page = BeautifulSoup(render_static_html(state, anchor="pi-abc"), "html.parser")
+    tree = page.select_one(".pi-lifecycle")
+    assert [n["data-kind"] for n in tree.select("details.pi-node")] == ["run", "turn", "turn"]
+    leaves = tree.select(".pi-node.pi-leaf")
+    assert [leaf["data-kind"] for leaf in leaves] == ["message"] * 2 + ["tool", "message"] * 1 + [
+        "message"
+    ]
+    assert not tree.select(".pi-leaf details, .pi-leaf summary"), "no empty disclosure"
+    for leaf in leaves:  # each link lands on the element it names, in this transcript
+        target = page.select_one(leaf.select_one("a.pi-node-link")["href"])
+        assert target is not None
+        if leaf["data-kind"] == "tool" or "pi-tool-card" in target["class"]:
+            assert target["data-tool-call-id"] == 't 9"x'
+        else:
+            assert target.name == "div" and "pi-message" in target["class"]
+    message_targets = [
+        leaf.select_one("a.pi-node-link")["href"]
+        for leaf in leaves
+        if leaf["data-kind"] == "message"
+    ]
+    assert len(set(message_targets)) == 4 and sum("-t" in h for h in message_targets) == 1
+    run_line = tree.select_one("details[data-kind=run] > summary").get_text()
+    assert run_line.startswith("Agent Run · ") and run_line.endswith(" · held 2.5s")
+    assert "Tool Execution (echo) · " in tree.get_text()
+    # The only links the frame adds are these same-page anchors.
+    problems = audit(str(page), FRAME_TAGS | {"a"}, FRAME_ATTRIBUTES | {"href", "id"})
+    assert problems and all(re.fullmatch(r"href '#pi-abc-[mt]\d+'", p) for p in problems)
+
+
+def test_the_static_transcript_shows_what_the_model_was_last_sent() -> None:
+    from pi_notebook.ai import TextContent, UserMessage
+    from pi_notebook.notebook.context_view import SentRequest, context_summary
+
+    hostile = HOSTILE[0]
+    request = SentRequest(
+        turn=1,
+        model="faux/faux-1",
+        system_prompt=f"Be terse. {hostile}",
+        messages=[UserMessage(content=[TextContent(text=hostile)])],
+        tools=[],
+        options={"max_tokens": 64},
+    )
+    state = reduce(faux([faux_assistant_message("ok")]), "Hi", [])
+    state["context"] = context_summary(request)
+    html = render_static_html(state)
+    page = BeautifulSoup(html, "html.parser")
+    box = page.select_one("details.pi-context")
+    assert "open" not in box.attrs
+    assert box.select_one("summary").get_text().startswith("What the model was sent — turn 1: 1")
+    roles = [li["data-role"] for li in box.select(".pi-context-item")]
+    assert roles == ["system", "user"]
+    assert box.select_one(".pi-context-item[data-role=user] pre").get_text() == hostile
+    assert box.select_one(".pi-context-options").get_text() == "options: max_tokens=64"
+    assert audit(html, FRAME_TAGS, FRAME_ATTRIBUTES) == []

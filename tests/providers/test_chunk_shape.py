@@ -157,3 +157,15 @@ def test_a_server_whose_envelope_always_changes_is_studied_a_bounded_number_of_t
     decoder, events = _decode(chunks)
     assert decoder.shape_attempts == 0 and MAX_SHAPE_ATTEMPTS < 40
     assert [e.delta for e in events if e.type == "text_delta"] == [f"t{i}" for i in range(40)]
+
+
+def test_a_shape_that_only_misses_is_dropped_once_studying_stops() -> None:
+    """OpenAI's per-chunk ``obfuscation`` field: each chunk's envelope is learnable, and none
+    matches the next; once the attempts are spent, no chunk pays for checking a dead shape."""
+    chunks = [
+        encode(envelope(f"t{i}", obfuscation="x" * (i % 7 + 1)), compact=True, ascii_only=False)
+        for i in range(40)
+    ]
+    decoder, events = _decode(chunks)
+    assert decoder.shape_attempts == 0 and decoder.text_shape is None
+    assert [e.delta for e in events if e.type == "text_delta"] == [f"t{i}" for i in range(40)]

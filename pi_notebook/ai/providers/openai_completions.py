@@ -46,7 +46,8 @@ from .keys import is_local_url, request_api_key
 
 API = "openai-completions"
 MAX_SHAPE_ATTEMPTS = 8
-"""How many text chunks a stream may study for its envelope (see chunk_shape)."""
+"""How many text chunks a stream may study for its envelope (see chunk_shape); a shape that
+still misses after that is dropped."""
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 # --------------------------------------------------------------------------------------------
@@ -445,6 +446,7 @@ class OpenAICompletionsDecoder:
         self.first = True
         self.text_shape: TextChunkShape | None = None
         self.shape_attempts = MAX_SHAPE_ATTEMPTS
+        self.studying = True  # False once the envelope is given up on
 
     def on_event(self, event: str, data: bytes) -> None:
         if self.done:
@@ -488,7 +490,7 @@ class OpenAICompletionsDecoder:
         text = delta.get("content")
         if text:
             self._text(text)
-            if len(delta) == 1 and self.shape_attempts > 0:
+            if len(delta) == 1 and self.studying:  # a plain text chunk the shape missed
                 self._learn_shape(data, chunk)
             if len(delta) <= 2 and ("role" in delta or len(delta) == 1):
                 return  # the common case: a text-only delta
@@ -503,9 +505,14 @@ class OpenAICompletionsDecoder:
                 self._tool_call(call)
 
     def _learn_shape(self, data: bytes, chunk: dict[str, Any]) -> None:
-        # Bounded: a server whose envelope changes on every chunk stops being studied.
-        self.shape_attempts -= 1
-        self.text_shape = TextChunkShape.learn(data, chunk) or self.text_shape
+        # Bounded: a server whose envelope changes on every chunk (OpenAI's own ``obfuscation``
+        # field) stops being studied, and its last shape, which would only miss, is dropped.
+        if self.shape_attempts > 0:
+            self.shape_attempts -= 1
+            self.text_shape = TextChunkShape.learn(data, chunk) or self.text_shape
+        else:
+            self.text_shape = None
+            self.studying = False
 
     def _first_chunk(self, chunk: dict[str, Any]) -> None:
         chunk_id = chunk.get("id")

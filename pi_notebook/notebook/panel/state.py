@@ -150,7 +150,7 @@ def _namespace_diff(details: Any) -> dict[str, list[str]] | None:
     return {k: [str(n) for n in diff.get(k, [])] for k in ("created", "changed", "deleted")}
 
 
-def initial_state(model: str = "", step: bool = False) -> dict[str, Any]:
+def initial_state(model: str = "", step: bool = False, granularity: str = "") -> dict[str, Any]:
     return {
         "v": 1,
         "status": {
@@ -173,8 +173,16 @@ def initial_state(model: str = "", step: bool = False) -> dict[str, Any]:
         "tools": {},
         "lifecycle": [],
         "queue": [],
-        "step": {"enabled": step, "held": None, "count": 0},
+        "step": {
+            "enabled": step,
+            "granularity": granularity,
+            "held": None,
+            "what": None,
+            "next": None,
+            "count": 0,
+        },
         "approvals": [],
+        "context": None,
     }
 
 
@@ -310,10 +318,11 @@ class PanelState:
         *,
         model: str = "",
         step: bool = False,
+        granularity: str = "",
         clock: Callable[[], float] | None = None,
     ) -> None:
         self.sink = sink
-        self.data: dict[str, Any] = initial_state(model, step)
+        self.data: dict[str, Any] = initial_state(model, step, granularity)
         self.events: list[dict[str, Any]] = []
         """One record per event, except that a message's updates share one counting record."""
         self.counts: dict[str, int] = {}
@@ -333,6 +342,9 @@ class PanelState:
         self._tool_nodes: dict[str, int] = {}
         self._updates: dict[str, Any] | None = None  # this message's counting record
         self._tool_started: dict[str, float] = {}
+        self._held_ms = 0.0  # time held in step mode so far (ms)
+        self._held_since: float | None = None
+        self._held_at_start: dict[int, float] = {}  # open node -> held time when it started
         self.ended = False
         self.aborted = False
         """Set (by the widget, from the run's signal) before an aborted run's ``agent_end``."""
@@ -363,7 +375,16 @@ class PanelState:
         if self.data["status"].get(key) != value:
             self._set(["status", key], value)
 
-    def _node(self, kind: str, label: str, parent: int | None, detail: str = "") -> int:
+    def _node(
+        self,
+        kind: str,
+        label: str,
+        parent: int | None,
+        detail: str = "",
+        target: dict[str, Any] | None = None,
+    ) -> int:
+        """A lifecycle node; ``target`` is what it points at in the transcript (a message
+        index or a tool call id), for the tree's links."""
         nodes = self.data["lifecycle"]
         node: dict[str, Any] = {
             "id": len(nodes),
@@ -373,18 +394,33 @@ class PanelState:
             "detail": detail,
             "start": self._now(),
             "end": None,
+            "held": 0,
             "updates": 0,
+            "target": target,
         }
         nodes.append(node)
+        self._held_at_start[node["id"]] = self._held_now()
         self.sink.push(["lifecycle"], _copy(node))
         return int(node["id"])
 
     def _end_node(self, index: int | None, **extra: Any) -> None:
+        """Close a node; its ``held`` is the step-mode time held while it was open (its
+        duration without that time is ``end - start - held``)."""
         if index is None:
             return
         self._set(["lifecycle", index, "end"], self._now())
+        now = self._held_now()
+        held = round(now - self._held_at_start.pop(index, now), 1)
+        if held:
+            self._set(["lifecycle", index, "held"], held)
         for key, value in extra.items():
             self._set(["lifecycle", index, key], value)
+
+    def _held_now(self) -> float:
+        """Milliseconds held in step mode so far, the current hold included."""
+        if self._held_since is None:
+            return self._held_ms
+        return self._held_ms + self._clock() - self._held_since
 
     def render(self) -> None:
         """Send the HTML of the text streamed since the last call (finished blocks, tails), and
@@ -495,9 +531,10 @@ class PanelState:
         message = event.message
         role = getattr(message, "role", "custom")
         parent = self._turn_node if self._turn_node is not None else self._run_node
-        self._message_node = self._node("message", "Message", parent, role)
-        self._updates = None
         index = len(self.data["messages"])
+        target = {"message": index}
+        self._message_node = self._node("message", "Message", parent, role, target)
+        self._updates = None
         if role == "assistant":
             entry: dict[str, Any] = {
                 "role": "assistant",
@@ -582,6 +619,7 @@ class PanelState:
                     args = self._open_args.pop(tool_id, None)
                     if args is not None:
                         args.materialize()
+                    # The card keeps the call's final arguments, redacted (they streamed raw).
                     self._set(["tools", tool_id, "args_text"], _args_text(sub.tool_call.arguments))
             case StartEvent() | DoneEvent() | ErrorEvent():
                 pass
@@ -749,12 +787,14 @@ class PanelState:
         tool_id = event.tool_call_id
         if tool_id not in self.data["tools"]:
             self._new_card(tool_id, event.tool_name, _args_text(event.args))
-        self._tool_started[tool_id] = self._clock()
+        self._tool_started[tool_id] = self._clock() - self._held_now()
         self._set(["tools", tool_id, "status"], "running")
         self._set(["tools", tool_id, "start"], self._now())
         self._status("state", "running-tools")
         parent = self._turn_node if self._turn_node is not None else self._run_node
-        self._tool_nodes[tool_id] = self._node("tool", "Tool Execution", parent, event.tool_name)
+        self._tool_nodes[tool_id] = self._node(
+            "tool", "Tool Execution", parent, event.tool_name, {"tool": tool_id}
+        )
 
     def _on_tool_execution_update(self, event: ToolExecutionUpdateEvent) -> None:
         tool_id = event.tool_call_id
@@ -786,8 +826,10 @@ class PanelState:
         if tool_id not in self.data["tools"]:
             self._new_card(tool_id, event.tool_name, _args_text(getattr(event, "args", {})))
         self._result(tool_id, event.result)
-        started = self._tool_started.pop(tool_id, None)
-        duration = round(self._clock() - started, 1) if started is not None else None
+        started = self._tool_started.pop(tool_id, None)  # (the card's time leaves holds out)
+        duration = (
+            round(self._clock() - self._held_now() - started, 1) if started is not None else None
+        )
         self._set(["tools", tool_id, "duration_ms"], duration)
         self._set(["tools", tool_id, "is_error"], bool(event.is_error))
         card = self.data["tools"][tool_id]
@@ -818,8 +860,6 @@ class PanelState:
         self._status("state", final)
         self._status("elapsed_ms", self._elapsed())
         self.ended = True
-        if self.data["step"]["held"] is not None:
-            self._set(["step", "held"], None)
 
     # -- state set from the widget (not from events) ---------------------------------------
 
@@ -827,10 +867,40 @@ class PanelState:
         if self.data["queue"] != queue:
             self._set(["queue"], queue)
 
-    def set_held(self, event_type: str | None) -> None:
-        self._set(["step", "held"], event_type)
-        if event_type is not None:
+    def set_held(self, point: str | None, words: tuple[str, str] | None = None) -> None:
+        """A step-mode hold starts at ``point`` (with what is held and what comes next in
+        words) or ends (``None``); the time held is kept apart from the nodes' durations."""
+        now = self._clock()
+        if self._held_since is not None:
+            self._held_ms += now - self._held_since
+            self._held_since = None
+        what, following = words if words is not None else (None, None)
+        # Any op may cut a frame, so a new hold is published last (after its count and words)
+        # and a release first: a frame never shows a hold with another hold's count or words.
+        if point is None:
+            self._set(["step", "held"], None)
+        else:
+            self._held_since = now
             self._set(["step", "count"], self.data["step"]["count"] + 1)
+        self._set(["step", "what"], what)
+        self._set(["step", "next"], following)
+        if point is not None:
+            self._set(["step", "held"], point)
+
+    def set_step_enabled(self, enabled: bool) -> None:
+        self._set(["step", "enabled"], enabled)
+
+    def set_context(self, context: dict[str, Any] | None) -> None:
+        """What the model is (about to be) sent: the latest request's readable view."""
+        self._set(["context"], context)
+
+    def set_context_held(self, held: bool) -> None:
+        if self.data["context"] is not None and self.data["context"]["held"] != held:
+            self._set(["context", "held"], held)
+
+    def set_context_json(self, text: str) -> None:
+        if self.data["context"] is not None:
+            self._set(["context", "json"], text)
 
     def set_note(self, note: str | None) -> None:
         self._status("note", note)

@@ -4,15 +4,18 @@ When a run ends its cell's output becomes this HTML (with the plain transcript),
 nbviewer, nbconvert, VS Code and a JupyterLab without the kernel show the transcript with no
 widget manager. It has the live panel's structure and classes (``js/view.js``: the status
 line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images
-and the namespace diff, thinking and the lifecycle tree collapsed in ``<details>``), without
-the controls, so one stylesheet (``js/panel.css``, passed in) styles both and the same checks
-read both. Text that is not already kernel-rendered HTML is escaped; images are shown only
-for whitelisted raster types with base64 data. The root is marked for MathJax to skip, so a
-dollar amount is never typeset as math. It must stay pure.
+and the namespace diff, what the model was last sent, thinking and the lifecycle tree collapsed
+in ``<details>``), without the controls, so one stylesheet (``js/panel.css``, passed in) styles
+both and the same checks read both. The tree's leaves are links to their message or tool card
+(anchors with ids made unique per transcript by ``anchor``). Text that is not already
+kernel-rendered HTML is escaped; images are shown only for whitelisted raster types with base64
+data. The root is marked for MathJax to skip, so a dollar amount is never typeset as math. It
+must stay pure.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -57,9 +60,49 @@ def _details(cls: str, summary: str, body: str, open_: bool = False) -> str:
     return f'<details class="{cls}"{flag}><summary>{summary}</summary>{body}</details>'
 
 
-def _tool_card(tool_id: str, card: dict[str, Any] | None) -> str:
+class _Anchors:
+    """Element ids of one transcript: ``PREFIX-mN`` for message N, ``PREFIX-tN`` for the Nth
+    tool card (tool call ids may hold any character, so they are numbered)."""
+
+    def __init__(
+        self, prefix: str, tools: dict[str, Any], messages: list[dict[str, Any]]
+    ) -> None:
+        self.prefix = prefix
+        self.tools = {tool_id: n for n, tool_id in enumerate(tools)}
+        # A tool result its card shows is not rendered: a link to it goes to that card.
+        self.shown_by_card = {
+            i: str(m.get("tool_call_id", ""))
+            for i, m in enumerate(messages)
+            if m.get("role") == "toolResult" and str(m.get("tool_call_id", "")) in tools
+        }
+
+    def message(self, index: Any) -> str:
+        return f"{self.prefix}-m{int(index)}" if self.prefix else ""
+
+    def tool(self, tool_id: Any) -> str:
+        n = self.tools.get(str(tool_id))
+        return f"{self.prefix}-t{n}" if self.prefix and n is not None else ""
+
+    def of(self, target: Any) -> str:
+        if not isinstance(target, dict):
+            return ""
+        if isinstance(target.get("message"), int):
+            index = target["message"]
+            if index in self.shown_by_card:
+                return self.tool(self.shown_by_card[index])
+            return self.message(index)
+        if "tool" in target:
+            return self.tool(target["tool"])
+        return ""
+
+
+def _id(anchor: str) -> str:
+    return f' id="{escape_html(anchor)}"' if anchor else ""
+
+
+def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> str:
     status = escape_html(str(card.get("status", "pending")) if card else "pending")
-    head = f'<div class="pi-tool-card" data-tool-call-id="{escape_html(tool_id)}" '
+    head = f'<div class="pi-tool-card"{_id(anchor)} data-tool-call-id="{escape_html(tool_id)}" '
     head += f'data-status="{status}">'
     if card is None:
         return head + "</div>"
@@ -111,9 +154,10 @@ def _markdown(block: dict[str, Any]) -> str:
     return html + str(block.get("tail") or "")
 
 
-def _message(index: int, entry: dict[str, Any], tools: dict[str, Any]) -> str:
+def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: _Anchors) -> str:
     role = str(entry.get("role", "custom"))
-    head = f'<div class="pi-message" data-role="{escape_html(role)}" data-index="{index}">'
+    head = f'<div class="pi-message"{_id(anchors.message(index))} data-role="{escape_html(role)}"'
+    head += f' data-index="{index}">'
     body: list[str] = []
     if role == "assistant":
         for j, block in enumerate(entry.get("blocks", [])):
@@ -128,7 +172,7 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any]) -> str:
                 )
             elif kind == "toolCall":
                 tool_id = str(block.get("id", ""))
-                body.append(_tool_card(tool_id, tools.get(tool_id)))
+                body.append(_tool_card(tool_id, tools.get(tool_id), anchors.tool(tool_id)))
         error, reason = entry.get("error"), entry.get("stop_reason")
         if error or reason == "aborted":
             line = f"[{reason or 'error'}]" + (f" {error}" if error else "")
@@ -157,27 +201,50 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any]) -> str:
     return head + "".join(body) + "</div>"
 
 
-def _lifecycle(nodes: list[dict[str, Any]]) -> str:
-    """The Run -> Turn -> Message / Tool tree (as view.js builds it), in a collapsed box."""
+def node_times(node: dict[str, Any]) -> str:
+    """A node's own time (its span without the time held in step mode), the held time apart
+    and its updates, as view.js's ``nodeTimes`` writes them."""
+    start, end = node.get("start"), node.get("end")
+    held = node.get("held") or 0
+    if isinstance(start, int | float) and isinstance(end, int | float):
+        own = f"{max(0.0, end - start - held) / 1000:.3f}s"
+    else:
+        own = "…"
+    text = own + (f" · held {elapsed(held)}" if held else "")
+    updates = int(node.get("updates") or 0)
+    return text + (f" · {updates} update{'' if updates == 1 else 's'}" if updates else "")
+
+
+def _lifecycle(nodes: list[dict[str, Any]], anchors: _Anchors) -> str:
+    """The Run -> Turn -> Message / Tool tree (as view.js builds it), in a collapsed box: a
+    node with children is a disclosure, a leaf a line linking to its message or tool card."""
     children: dict[Any, list[dict[str, Any]]] = {}
     for node in nodes:
         children.setdefault(node.get("parent"), []).append(node)
 
-    def seconds(value: Any) -> str:
-        return f"{value / 1000:.3f}s" if isinstance(value, int | float) else "…"
+    def line(node: dict[str, Any]) -> str:
+        detail = f" ({node['detail']})" if node.get("detail") else ""
+        label = escape_html(f"{node.get('label', '')}{detail}")
+        times = escape_html(f" · {node_times(node)}")
+        return (
+            f'<span class="pi-node-label">{label}</span><span class="pi-node-times">{times}</span>'
+        )
 
     def build(node: dict[str, Any]) -> str:
-        detail = f" ({node['detail']})" if node.get("detail") else ""
-        updates = f", {int(node['updates'])} updates" if node.get("updates") else ""
-        summary = escape_html(
-            f"{node.get('label', '')}{detail} {seconds(node.get('start'))} → "
-            f"{seconds(node.get('end'))}{updates}"
-        )
         kind = escape_html(str(node.get("kind", "")))
-        inner = "".join(build(child) for child in children.get(node.get("id"), []))
+        kids = children.get(node.get("id"), [])
+        if not kids:
+            anchor = anchors.of(node.get("target"))
+            if anchor:
+                return (
+                    f'<div class="pi-node pi-leaf" data-kind="{kind}">'
+                    f'<a class="pi-node-link" href="#{escape_html(anchor)}">{line(node)}</a></div>'
+                )
+            return f'<div class="pi-node pi-leaf" data-kind="{kind}">{line(node)}</div>'
+        inner = "".join(build(child) for child in kids)
         flag = "" if node.get("kind") == "message" else " open"
         return (
-            f'<details class="pi-node" data-kind="{kind}"{flag}><summary>{summary}</summary>'
+            f'<details class="pi-node" data-kind="{kind}"{flag}><summary>{line(node)}</summary>'
             f"{inner}</details>"
         )
 
@@ -209,17 +276,84 @@ def _status(status: dict[str, Any]) -> str:
     return f'<div class="pi-status">{inner}</div>'
 
 
-def render_static_html(state: dict[str, Any], css: str = "") -> str:
-    """The whole run as one sanitised HTML fragment (``css``: the panel's stylesheet)."""
+TOOLS_HEAD = "tools (their JSON schemas are sent too)"
+
+
+def _tokens(count: Any) -> str:
+    n = int(count) if isinstance(count, int | float) else 0
+    return f"≈ {n} token{'' if n == 1 else 's'}"
+
+
+def _context(context: Any) -> str:
+    """What the model was last sent (as view.js's context view, without the raw JSON)."""
+    if not isinstance(context, dict):
+        return ""
+    messages = context.get("messages", [])
+    tools = context.get("tools", [])
+    count = int(context.get("message_count", len(messages)))
+    summary = (
+        f"What the model was sent — turn {int(context.get('turn', 0))}: {count} "
+        f"message{'' if count == 1 else 's'}, {len(tools)} tool{'' if len(tools) == 1 else 's'}"
+        f", {_tokens(context.get('tokens'))}"
+    )
+
+    def item(role: str, label: str, tokens: Any, text: str) -> str:
+        return (
+            f'<li class="pi-context-item" data-role="{escape_html(role)}">'
+            f'<div class="pi-context-head"><span class="pi-context-role">{escape_html(label)}'
+            f'</span><span class="pi-context-tokens">{_tokens(tokens)}</span></div>'
+            f'<pre class="pi-context-text">{escape_html(text)}</pre></li>'
+        )
+
+    system = context.get("system", {})
+    items = [item("system", "system prompt", system.get("tokens"), system.get("text") or "(none)")]
+    if context.get("skipped"):
+        items.append(
+            f'<li class="pi-context-skipped">… {int(context["skipped"])} earlier messages</li>'
+        )
+    for m in messages:
+        label = f"{m.get('n', '')}. {m.get('label', '')}"
+        items.append(item(str(m.get("role", "")), label, m.get("tokens"), str(m.get("text", ""))))
+    tool_items = "".join(
+        f'<li class="pi-context-tool"><code>{escape_html(str(t.get("name", "")))}</code> '
+        + escape_html(
+            (f"— {t['description']} " if t.get("description") else "")
+            + f"({_tokens(t.get('tokens'))})"
+        )
+        + "</li>"
+        for t in tools
+    )
+    options = context.get("options") or {}
+    shown = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in options.items())
+    body = (
+        f'<ol class="pi-context-list">{"".join(items)}</ol>'
+        f'<div class="pi-context-head">{TOOLS_HEAD if tools else "no tools"}</div>'
+        f'<ul class="pi-context-tools">{tool_items}</ul>'
+        f'<div class="pi-context-options">{escape_html("options: " + (shown or "none set"))}</div>'
+        '<div class="pi-context-note">≈: an estimate, 4 characters a token (as Pi counts)</div>'
+    )
+    return (
+        f'<details class="pi-context"><summary class="pi-context-summary">'
+        f'{escape_html(summary)}</summary><div class="pi-context-body">{body}</div></details>'
+    )
+
+
+def render_static_html(state: dict[str, Any], css: str = "", anchor: str = "") -> str:
+    """The whole run as one sanitised HTML fragment (``css``: the panel's stylesheet;
+    ``anchor``: a prefix, unique in the page, for the ids the tree's links point at)."""
     status = state.get("status", {})
     tools = state.get("tools", {})
-    messages = "".join(_message(i, m, tools) for i, m in enumerate(state.get("messages", [])))
+    anchors = _Anchors(re.sub(r"[^A-Za-z0-9_-]", "", anchor), tools, state.get("messages", []))
+    messages = "".join(
+        _message(i, m, tools, anchors) for i, m in enumerate(state.get("messages", []))
+    )
     style = f"<style>{css}</style>" if css else ""
     state_name = escape_html(str(status.get("state", "")))
     return (
         f'{style}<div class="pi-panel pi-static tex2jax_ignore mathjax_ignore" '
         f'data-state="{state_name}">{_status(status)}<div class="pi-transcript">{messages}'
-        f"</div>{_queue(state.get('queue', []))}{_lifecycle(state.get('lifecycle', []))}</div>"
+        f"</div>{_queue(state.get('queue', []))}{_context(state.get('context'))}"
+        f"{_lifecycle(state.get('lifecycle', []), anchors)}</div>"
     )
 
 
@@ -244,4 +378,4 @@ def _queue(items: list[dict[str, Any]]) -> str:
     )
 
 
-__all__ = ["FULL_CHARS", "PREVIEW_CHARS", "elapsed", "render_static_html"]
+__all__ = ["FULL_CHARS", "PREVIEW_CHARS", "elapsed", "node_times", "render_static_html"]

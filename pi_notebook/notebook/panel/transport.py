@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,7 +135,7 @@ class Transport:
         self.stats.frames += 1
         self.stats.ops += len(ops)
 
-    def snapshot(self, state: dict[str, Any]) -> dict[str, Any]:
+    def snapshot(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """Send the full ``state`` as a snapshot at the current seq; views re-base on it.
 
         Buffered ops are dropped: ``state`` already contains them.

@@ -8,10 +8,12 @@ the ``state`` trait at a low rate (a notebook saved mid-run). When the run ends,
 ``text/plain``, with no widget view: the ``%%agent`` magic puts it in the cell's output and then
 closes the widget, so a saved notebook reads everywhere without a widget manager and finished
 panels hold no comm. A finished panel displayed again shows that bundle. Control messages
-from the front end (abort, steer, follow-up, queue clearing, step, approvals) may arrive on
-another thread (comms can be dispatched on kernel subshells), so the handler only hands them to
-the agent's loop with ``call_soon_threadsafe``. The listener attached to the agent is
-synchronous on the per-token path and returns an awaitable only to hold an event in step mode.
+from the front end (abort, steer, follow-up, queue clearing, step, approvals, the raw JSON of
+the request) may arrive on another thread (comms can be dispatched on kernel subshells), so the
+handler only hands them to the agent's loop with ``call_soon_threadsafe``. The listener
+attached to the agent is synchronous on the per-token path and returns an awaitable only to
+hold an event in step mode; :meth:`AgentPanel.before_request` (called by the magic's request
+tap) shows what the model is sent and holds there when the granularity says so.
 """
 
 from __future__ import annotations
@@ -19,17 +21,19 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
 
-from ...agent import AGENT_EVENT_TYPES
 from ...ai import AbortSignal
 from ...tools import ApprovalTimeout, approval_timeout, format_seconds
+from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
 from ..estimate import estimate_context_tokens
 from ..render import render_transcript
+from ..stepping import DEFAULT_GRANULARITY, MODEL_REQUEST, StepNarrator, hold_points
 from .assets import frontend
 from .handover import FINAL_DRAFT_WAIT, Handover
 from .state import PanelState, compaction_note
@@ -59,8 +63,8 @@ class AgentPanel(anywidget.AnyWidget):
         self,
         *,
         model: str = "",
-        step: bool = False,
-        step_events: Collection[str] = AGENT_EVENT_TYPES,
+        step: bool | str = False,
+        step_events: Collection[str] | None = None,
         rate: float = DEFAULT_RATE,
         state_interval: float = STATE_INTERVAL,
         measure: bool = False,
@@ -70,8 +74,20 @@ class AgentPanel(anywidget.AnyWidget):
         self._agent: Agent | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self.transport = Transport(self._send_message, rate=rate, measure=measure)
-        self._state = PanelState(self.transport, model=model, step=step)
-        self._step = StepGate(enabled=step, events=step_events, on_hold=self._on_hold)
+        granularity = "" if not step else DEFAULT_GRANULARITY if step is True else str(step)
+        points = hold_points(granularity) if granularity else frozenset()
+        if step_events is not None:
+            points = frozenset(step_events)
+        self.granularity = granularity
+        self._state = PanelState(
+            self.transport, model=model, step=bool(step), granularity=granularity
+        )
+        self._step = StepGate(
+            enabled=bool(step), points=points, on_hold=self._on_hold, on_no_view=self._no_view
+        )
+        self._narrator = StepNarrator()
+        self._anchor = f"pi-{uuid.uuid4().hex[:10]}"  # the static transcript's ids
+        self._request: SentRequest | None = None
         self._state_interval = state_interval
         self._last_sync = time.monotonic()
         self._approvals: dict[str, tuple[dict[str, Any], asyncio.Future[bool]]] = {}
@@ -145,6 +161,8 @@ class AgentPanel(anywidget.AnyWidget):
 
     def _listener(self, event: Any, signal: AbortSignal) -> Awaitable[None] | None:
         kind = event.type
+        if kind != "message_update":
+            self._narrator.observe(event)
         if kind in _STRUCTURAL:
             if kind == "agent_end" and signal.aborted:  # also when aborted during tools
                 self._state.aborted = True
@@ -162,7 +180,7 @@ class AgentPanel(anywidget.AnyWidget):
                 self._sync_state()
         if self._step.should_hold(kind) and not signal.aborted:
             self.transport.flush()
-            return self._step.hold(kind, signal)
+            return self._step.hold(kind, signal, lambda: self._words(kind, event))
         return None
 
     def _estimate_request(self) -> None:
@@ -179,6 +197,33 @@ class AgentPanel(anywidget.AnyWidget):
         """The output limit of the run's requests (named when a reply is cut by it)."""
         self._state.set_max_tokens(limit)
 
+
+    def before_request(
+        self, request: SentRequest, signal: AbortSignal | None
+    ) -> Awaitable[None] | None:
+        """The loop is about to send ``request``: show it, and hold here in step mode."""
+        self._request = request
+        hold = self._step.should_hold(MODEL_REQUEST) and not (signal is not None and signal.aborted)
+        self._state.set_context(context_summary(request, held=hold))
+        self.transport.flush()
+        if not hold:
+            return None
+        return self._held_request(request, signal)
+
+    async def _held_request(self, request: SentRequest, signal: AbortSignal | None) -> None:
+        try:
+            await self._step.hold(
+                MODEL_REQUEST, signal, lambda: self._words(MODEL_REQUEST, None, request)
+            )
+        finally:
+            self._state.set_context_held(False)
+            self.transport.flush()
+
+    def _words(self, point: str, event: Any, request: SentRequest | None = None) -> tuple[str, str]:
+        agent = self._agent
+        queued = len(agent.steering_queue) + len(agent.follow_up_queue) if agent else 0
+        return self._narrator.describe(point, event, queued=queued, request=request)
+
     def finish(self, note: str | None = None, *, sync: bool = True) -> None:
         """End of the run: last frame, step gate open, approvals denied; with ``sync`` the full
         state goes into the trait (for a panel that stays live; the magic closes it instead)."""
@@ -193,6 +238,7 @@ class AgentPanel(anywidget.AnyWidget):
         self.finished = True
         self._plain = render_transcript(self._messages, self._markers) or repr(self)
         self._messages = []
+        self._request = None
         self._markers = {}
         if sync:
             self._sync_state()
@@ -203,7 +249,7 @@ class AgentPanel(anywidget.AnyWidget):
         if plain is None:
             plain = render_transcript(self._messages, self._markers)
         return {
-            "text/html": render_static_html(self._state.materialize(), _CSS),
+            "text/html": render_static_html(self._state.materialize(), _CSS, self._anchor),
             "text/plain": plain or repr(self),
         }
 
@@ -254,6 +300,7 @@ class AgentPanel(anywidget.AnyWidget):
         agent = self._agent
         running = agent is not None and agent.is_running and not self.finished
         if kind in ("hello", "resync"):
+            self._step.view_ready()
             self.transport.flush()
             known = content.get("seq")
             if kind == "hello" and self.finished and known == self.transport.seq:
@@ -297,6 +344,8 @@ class AgentPanel(anywidget.AnyWidget):
             self._step.run_to_end()
         elif kind == "approval":
             self._resolve_approval(str(content.get("tool_call_id", "")), content.get("approved"))
+        elif kind == "context_json" and self._request is not None:
+            self._state.set_context_json(context_json(self._request, JSON_CHARS))
         self.transport.flush()
 
     def refresh_queue(self) -> None:
@@ -336,8 +385,13 @@ class AgentPanel(anywidget.AnyWidget):
         """The latest draft a view sent, without asking (an interrupted run cannot wait)."""
         return self._handover.take_draft()
 
-    def _on_hold(self, event_type: str | None) -> None:
-        self._state.set_held(event_type)
+    def _on_hold(self, point: str | None, words: tuple[str, str] | None) -> None:
+        self._state.set_held(point, words)
+        self.transport.flush()
+
+    def _no_view(self) -> None:
+        self._state.set_step_enabled(False)
+        self._state.set_note("step mode off: no view of the panel showed its Next button")
         self.transport.flush()
 
     # -- approvals (used by the tools' approver) -------------------------------------------
