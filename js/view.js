@@ -19,8 +19,17 @@ const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 const PREVIEW_CHARS = 600;
 const CHUNK = 32;
-const LIVE = new Set(["streaming", "running-tools"]);
+const LIVE = new Set(["waiting", "streaming", "running-tools", "awaiting-approval"]);
 const FINAL = new Set(["done", "aborted", "error"]);
+const STATE_LABELS = {
+  waiting: "waiting for the model",
+  "running-tools": "running tools",
+  "awaiting-approval": "awaiting approval",
+};
+const TOOL_LABELS = { "awaiting-approval": "awaiting approval", rejected: "malformed call: not run" };
+// Where a queued message lands, by the run's state (Pi: steering waits for the turn to end).
+const TOOL_STATES = new Set(["running-tools", "awaiting-approval"]);
+const DRAFT_DEBOUNCE_MS = 250;
 
 function h(doc, tag, cls, attrs = {}) {
   const node = doc.createElement(tag);
@@ -75,7 +84,7 @@ function preview(text) {
   return text.length <= PREVIEW_CHARS ? text : text.slice(0, PREVIEW_CHARS) + " …";
 }
 
-export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {}) {
+export function mountPanel(el, { send, now = () => Date.now(), tick = true, setTimer = setTimeout, clearTimer = clearTimeout } = {}) {
   const doc = el.ownerDocument;
   const receiver = new Receiver();
   const openDetails = new Map(); // key -> open? (survives re-rendering)
@@ -114,17 +123,19 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
   contextBox.hidden = true;
   contextBox.addEventListener("toggle", () => openDetails.set("context", contextBox.open));
   const controls = h(doc, "div", "pi-controls");
-  const input = h(doc, "textarea", "pi-input", {
-    rows: "1",
-    placeholder: "Steer or follow up… (Enter steers, Esc aborts)",
-  });
+  const input = h(doc, "textarea", "pi-input", { rows: "1" });
   const steer = h(doc, "button", "pi-steer", { type: "button" });
   steer.textContent = "Steer";
+  const interrupt = h(doc, "button", "pi-interrupt", {
+    type: "button",
+    title: "Stop the answer now (what streamed is kept, marked aborted) and send this at once",
+  });
+  interrupt.textContent = "Interrupt & send";
   const followup = h(doc, "button", "pi-followup", { type: "button" });
   followup.textContent = "Follow-up";
   const abort = h(doc, "button", "pi-abort", { type: "button" });
   abort.textContent = "Abort";
-  controls.append(input, steer, followup, abort);
+  controls.append(input, steer, interrupt, followup, abort);
   const queueBox = h(doc, "div", "pi-queue-box");
   const queue = h(doc, "ul", "pi-queue");
   const clearQueue = h(doc, "button", "pi-clear-queue", { type: "button" });
@@ -135,17 +146,43 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
   lifecycleSummary.textContent = "Lifecycle";
   const lifecycle = h(doc, "div", "pi-lifecycle");
   lifecycleBox.append(lifecycleSummary, lifecycle);
+  // While the run is live the transcript scrolls in its own box (.pi-is-live, panel.css) and
+  // follows the end unless the reader scrolled up, so the status line above and the controls
+  // below stay in view: a long answer cannot push Abort off-screen.
   root.append(status, transcript, contextBox, approvals, stepBox, controls, queueBox, lifecycleBox);
   el.append(root);
 
   // -- controls --------------------------------------------------------------------------
+  // The draft in the box reaches the kernel as it is typed (debounced) and once more, final,
+  // when the kernel says the run is closing, so an unsent draft outlives the run (the kernel
+  // queues it as a follow-up for the next %%agent cell) and no keystroke is lost.
+  let draftTimer = null;
+  let sentDraft = "";
+  let closing = false;
+  const sendDraft = (final = false) => {
+    if (draftTimer !== null) clearTimer(draftTimer);
+    draftTimer = null;
+    const text = input.value;
+    if (final) send({ type: "draft", text, final: true });
+    else if (text !== sentDraft) send({ type: "draft", text });
+    sentDraft = text;
+  };
+  input.addEventListener("input", () => {
+    if (closing) return;
+    if (draftTimer !== null) clearTimer(draftTimer);
+    draftTimer = setTimer(() => sendDraft(), DRAFT_DEBOUNCE_MS);
+  });
   const submit = (type) => {
     const text = input.value.trim();
-    if (!text) return;
+    if (!text || closing) return;
     send({ type, text });
     input.value = "";
+    if (draftTimer !== null) clearTimer(draftTimer);
+    draftTimer = null;
+    sentDraft = ""; // the kernel forgets the draft it had when a message is sent
   };
   steer.addEventListener("click", () => submit("steer"));
+  interrupt.addEventListener("click", () => submit("interrupt_send"));
   followup.addEventListener("click", () => submit("followup"));
   abort.addEventListener("click", () => send({ type: "abort" }));
   clearQueue.addEventListener("click", () => send({ type: "clear_queue" }));
@@ -180,16 +217,32 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     return node;
   };
 
+  const stateLabel = (s, elapsed) => {
+    const label = STATE_LABELS[s.state] || s.state;
+    if (s.state !== "waiting" || s.waiting_since == null) return label;
+    return `${label} (${Math.max(0, Math.floor((elapsed - s.waiting_since) / 1000))}s)`;
+  };
+
   const renderStatus = () => {
     const s = receiver.state.status;
     root.setAttribute("data-state", s.state);
+    root.classList.toggle("pi-is-live", LIVE.has(s.state) && !closing);
     parts.model.textContent = s.model;
-    parts["state-label"].textContent = s.state;
     parts.turn.textContent = `turn ${s.turn}`;
-    parts.tokens.textContent = `${s.tokens_in} in / ${s.tokens_out} out`;
+    const estIn = s.est_in || 0;
+    const estOut = s.est_out || 0;
+    const estimated = estIn + estOut > 0 || !!s.estimated;
+    const tokensIn = s.tokens_in + estIn;
+    const tokensOut = s.tokens_out + estOut;
+    parts.tokens.textContent = estimated
+      ? `~${tokensIn} in / ~${tokensOut} out (estimate)`
+      : `${tokensIn} in / ${tokensOut} out`;
+    if (estimated) parts.tokens.title = "estimated at 4 characters a token where the provider has not reported usage";
+    else parts.tokens.removeAttribute("title");
     parts.cost.textContent = `$${Number(s.cost).toFixed(4)}`;
     elapsedBase = s.elapsed_ms;
     elapsedAt = now();
+    parts["state-label"].textContent = stateLabel(s, elapsedBase);
     parts.elapsed.textContent = formatElapsed(elapsedBase);
     note.textContent = s.note ? ` — ${s.note}` : "";
     error.textContent = s.error ? ` — ${s.error}` : "";
@@ -197,11 +250,16 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
   };
 
   // The run is over for the controls only when its state is final and nothing is held (held
-  // at agent_end, the loop still waits: Abort and Next must work).
+  // at agent_end, the loop still waits: Abort and Next must work), or while the run closes.
   const renderControls = () => {
     const step = receiver.state.step || {};
-    const finished = FINAL.has(receiver.state.status.state) && !step.held;
-    for (const control of [steer, followup, abort, input]) control.disabled = finished;
+    const state = receiver.state.status.state;
+    const finished = (FINAL.has(state) && !step.held) || closing;
+    for (const control of [steer, interrupt, followup, abort, input]) control.disabled = finished;
+    const where = TOOL_STATES.has(state) ? "after these tools" : "after this answer";
+    input.placeholder = `Steer (lands ${where}) or follow up… Enter steers, Esc aborts`;
+    steer.title = `Delivered ${where}: steering waits for the turn to end`;
+    followup.title = "Delivered when the agent would otherwise stop";
   };
 
   const renderCard = (id) => {
@@ -215,10 +273,16 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     const name = h(doc, "span", "pi-tool-name");
     name.textContent = card.name;
     const state = h(doc, "span", "pi-tool-status");
-    state.textContent = card.status;
+    state.textContent = TOOL_LABELS[card.status] || card.status;
     const duration = h(doc, "span", "pi-tool-duration");
     duration.textContent = card.duration_ms == null ? "" : formatElapsed(card.duration_ms);
     head.append(name, state, duration);
+    node.append(head);
+    if (card.not_run) {
+      const line = h(doc, "div", "pi-tool-not-run");
+      line.textContent = `The model's call was malformed (${card.not_run}): the tool did not run.`;
+      node.append(line);
+    }
     const args = h(doc, "pre", "pi-tool-args");
     args.textContent = card.args_text;
     const result = h(doc, "div", "pi-tool-result");
@@ -231,7 +295,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
       const img = safeImage(doc, image);
       if (img) result.append(img);
     }
-    node.append(head, args, result);
+    node.append(args, result);
     if (card.result_text && card.result_text.length > PREVIEW_CHARS) {
       const more = details(`tool:${id}`, "pi-tool-details", "details");
       const full = h(doc, "pre");
@@ -342,6 +406,11 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
         line.textContent = `[${entry.stop_reason || "error"}]${entry.error ? " " + entry.error : ""}`;
         node.append(line);
       }
+      if (entry.note) {
+        const line = h(doc, "div", "pi-message-note");
+        line.textContent = `[${entry.stop_reason || "note"}] ${entry.note}`;
+        node.append(line);
+      }
     } else {
       const label = h(doc, "span", "pi-role");
       label.textContent =
@@ -352,12 +421,10 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
             : entry.custom_role || "custom";
       node.append(label);
       if (entry.role === "toolResult" && receiver.state.tools[entry.tool_call_id]) {
-        // Its tool card above already shows the result: keep the message, collapsed.
-        const more = details(`result:${index}`, "pi-result-details", "result (shown in the card)");
-        const text = h(doc, "pre", "pi-result-text");
-        text.textContent = entry.text || "";
-        more.append(text);
-        node.append(more);
+        // Its tool card above shows the result: the message keeps its place, shown once.
+        node.hidden = true;
+        node.replaceChildren();
+        return node;
       } else if (entry.role === "toolResult") {
         const text = h(doc, "pre", "pi-result-text");
         text.textContent = preview(entry.text || "");
@@ -415,7 +482,14 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
   // What a lifecycle node points at in the transcript: its message or its tool card.
   const targetOf = (target) => {
     if (!target) return null;
-    if (target.message != null) return messageNode(target.message);
+    if (target.message != null) {
+      // A tool result its card shows is hidden: its node points at that card.
+      const entry = receiver.state.messages[target.message];
+      if (entry && entry.role === "toolResult" && receiver.state.tools[entry.tool_call_id]) {
+        return targetOf({ tool: entry.tool_call_id });
+      }
+      return messageNode(target.message);
+    }
     if (target.tool != null) {
       return transcript.querySelector(`.pi-tool-card[data-tool-call-id="${CSS_escape(target.tool)}"]`);
     }
@@ -482,6 +556,14 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     lifecycle.replaceChildren(...(children.get(-1) || []).map(build));
   };
 
+  const landing = (kind) => {
+    const state = receiver.state.status.state;
+    if (FINAL.has(state)) return kind === "steer" ? "with the next %%agent cell's prompt" : "after the next %%agent cell's answer";
+    if (kind === "interrupt") return "as soon as the stream stops";
+    if (kind === "steer") return TOOL_STATES.has(state) ? "after these tools" : "after this answer";
+    return "when the agent would stop";
+  };
+
   // What the model is (about to be) sent: the latest request, as a readable list.
   const renderContext = () => {
     const context = receiver.state.context;
@@ -546,10 +628,11 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
 
   const renderQueue = () => {
     const items = receiver.state.queue || [];
+    const names = { steer: "steer", followup: "follow-up", interrupt: "interrupt & send" };
     queue.replaceChildren(
       ...items.map((item) => {
         const li = h(doc, "li", "pi-queue-item", { "data-kind": item.kind });
-        li.textContent = `${item.kind === "steer" ? "steer" : "follow-up"}: ${item.text}`;
+        li.textContent = `${names[item.kind] || item.kind} (${landing(item.kind)}): ${item.text}`;
         return li;
       }),
     );
@@ -601,7 +684,18 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     renderApprovals();
   };
 
+  // Follow the end of a live transcript, unless the reader scrolled up to read.
+  const following = () =>
+    root.classList.contains("pi-is-live") &&
+    transcript.scrollTop + transcript.clientHeight >= transcript.scrollHeight - 24;
+
   const renderChanges = (ops) => {
+    const follow = following();
+    renderOps(ops);
+    if (follow) transcript.scrollTop = transcript.scrollHeight;
+  };
+
+  const renderOps = (ops) => {
     const sections = new Set();
     const messages = new Set();
     const blocks = new Map(); // "i:j" -> {index, j, reset, appended}
@@ -627,6 +721,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
     if (sections.has("status")) {
       renderStatus();
       renderStep();
+      renderQueue(); // where queued messages land depends on the state
     }
     // New messages first (in order), so an update never meets a message without its node.
     const known = transcript.children.length;
@@ -645,8 +740,11 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
 
   const timer = tick
     ? setInterval(() => {
-        if (receiver.state && LIVE.has(receiver.state.status.state)) {
-          parts.elapsed.textContent = formatElapsed(elapsedBase + (now() - elapsedAt));
+        const s = receiver.state && receiver.state.status;
+        if (s && LIVE.has(s.state)) {
+          const elapsed = elapsedBase + (now() - elapsedAt);
+          parts.elapsed.textContent = formatElapsed(elapsed);
+          if (s.state === "waiting") parts["state-label"].textContent = stateLabel(s, elapsed);
         }
       }, 250)
     : null;
@@ -662,14 +760,24 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true } = {
       renderAll();
     },
     receive(message) {
+      if (message && message.type === "closing") {
+        // The run ended and the kernel is about to replace this view: hand over the draft.
+        sendDraft(true);
+        closing = true;
+        if (receiver.state) renderStatus();
+        return { changed: null, resync: false };
+      }
       const { changed, resync } = receiver.receive(message);
       if (resync) send({ type: "resync" });
-      if (changed === "all") renderAll();
-      else if (changed) renderChanges(message.ops);
+      if (changed === "all") {
+        renderAll();
+        if (root.classList.contains("pi-is-live")) transcript.scrollTop = transcript.scrollHeight;
+      } else if (changed) renderChanges(message.ops);
       return { changed, resync };
     },
     destroy() {
       if (timer !== null) clearInterval(timer);
+      if (draftTimer !== null) clearTimer(draftTimer);
       root.remove();
     },
   };

@@ -179,9 +179,14 @@ test("queue items and clearing", () => {
   view.receive({ type: "snapshot", seq: 0, ...state() });
   assert.equal(doc.querySelector(".pi-queue-box").hidden, true);
   view.receive(frame(1, [["s", ["queue"], [{ kind: "steer", text: "a" }, { kind: "followup", text: "b" }]]]));
-  const items = [...doc.querySelectorAll(".pi-queue-item")].map((li) => li.textContent);
-  assert.deepEqual(items, ["steer: a", "follow-up: b"]);
-  view.receive(frame(2, [["s", ["queue"], []]]));
+  const items = () => [...doc.querySelectorAll(".pi-queue-item")].map((li) => li.textContent);
+  // Each item says where it will land: steering waits for this answer (or these tools).
+  assert.deepEqual(items(), ["steer (after this answer): a", "follow-up (when the agent would stop): b"]);
+  view.receive(frame(2, [["s", ["status", "state"], "running-tools"]]));
+  assert.equal(items()[0], "steer (after these tools): a");
+  view.receive(frame(3, [["s", ["queue"], [{ kind: "interrupt", text: "now" }]]]));
+  assert.deepEqual(items(), ["interrupt & send (as soon as the stream stops): now"]);
+  view.receive(frame(4, [["s", ["queue"], []]]));
   assert.equal(doc.querySelectorAll(".pi-queue-item").length, 0);
 });
 
@@ -347,7 +352,7 @@ test("an open thinking block stays open while text streams in", () => {
   assert.equal(doc.querySelector("details.pi-thinking").open, true);
 });
 
-test("a tool result shown in its card is collapsed in the transcript", () => {
+test("a tool result shown in its card is not repeated in the transcript", () => {
   const { doc, view } = setup();
   const card = { id: "c1", name: "add", args_text: "{}", status: "done", start: 0, duration_ms: 5, result_text: "3", images: [], is_error: false, diff: null };
   view.receive({
@@ -362,8 +367,10 @@ test("a tool result shown in its card is collapsed in the transcript", () => {
     }),
   });
   const [covered, orphan] = doc.querySelectorAll('.pi-message[data-role="toolResult"]');
-  assert.equal(covered.querySelector("details.pi-result-details").open, false);
-  assert.equal(covered.querySelector(".pi-result-text").textContent, "3");
+  assert.equal(covered.hidden, true, "the card shows it; the message keeps its place, hidden");
+  assert.equal(covered.textContent, "");
+  assert.ok(!doc.querySelector(".pi-panel").textContent.includes("shown in the card"));
+  assert.equal(orphan.hidden, false);
   assert.equal(orphan.querySelector("details"), null);
   assert.equal(orphan.querySelector(".pi-result-text").textContent, "orphan");
 });
@@ -498,6 +505,103 @@ test("widget state saved by an older version (raw text blocks) still shows its t
   assert.equal(doc.querySelector('.pi-message[data-role="user"] .pi-text').textContent, "<b>old</b> prompt");
   assert.equal(doc.querySelector('.pi-message[data-role="assistant"] .pi-text').textContent, "old **answer**");
   assert.equal(doc.querySelector(".pi-panel b"), null);
+});
+
+test("while waiting for the first token the status says so, with the seconds waited", () => {
+  let clock = 0;
+  const dom = new JSDOM(`<div id="host"></div>`);
+  const doc = dom.window.document;
+  const view = mountPanel(doc.getElementById("host"), { send: () => {}, tick: false, now: () => clock });
+  view.receive({ type: "snapshot", seq: 0, ...state({ status: { ...state().status, state: "waiting", waiting_since: 500, elapsed_ms: 12_700 } }) });
+  const label = doc.querySelector(".pi-state-label");
+  assert.equal(label.textContent, "waiting for the model (12s)");
+  assert.equal(doc.querySelector(".pi-abort").disabled, false, "Abort works while waiting");
+  view.receive(frame(1, [["s", ["status", "state"], "streaming"], ["s", ["status", "waiting_since"], null]]));
+  assert.equal(label.textContent, "streaming");
+});
+
+test("token counts show the estimate while streaming and after a reply without usage", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  const tokens = doc.querySelector(".pi-tokens");
+  assert.equal(tokens.textContent, "10 in / 5 out");
+  view.receive(frame(1, [["s", ["status", "est_in"], 812], ["s", ["status", "est_out"], 40]]));
+  assert.equal(tokens.textContent, "~822 in / ~45 out (estimate)");
+  assert.match(tokens.title, /4 characters a token/);
+  // The reply was aborted before the provider reported usage: the estimate is kept.
+  view.receive(frame(2, [
+    ["s", ["status", "tokens_in"], 822], ["s", ["status", "tokens_out"], 45],
+    ["s", ["status", "est_in"], 0], ["s", ["status", "est_out"], 0], ["s", ["status", "estimated"], true],
+    ["s", ["status", "state"], "aborted"],
+  ]));
+  assert.equal(tokens.textContent, "~822 in / ~45 out (estimate)");
+});
+
+test("tool cards: awaiting approval, and a malformed call that did not run", () => {
+  const { doc, view } = setup();
+  const base = { args_text: "{}", start: 0, duration_ms: null, result_text: "", images: [], is_error: false, diff: null, not_run: null };
+  view.receive({
+    type: "snapshot", seq: 0,
+    ...state({
+      messages: [{ role: "assistant", blocks: [{ type: "toolCall", id: "a", name: "run_python" }, { type: "toolCall", id: "b", name: "nope" }], stop_reason: "toolUse", error: null }],
+      tools: {
+        a: { ...base, id: "a", name: "run_python", status: "awaiting-approval" },
+        b: { ...base, id: "b", name: "nope", status: "rejected", is_error: true, result_text: "Tool nope not found", not_run: "no tool of that name" },
+      },
+    }),
+  });
+  const card = (id) => doc.querySelector(`.pi-tool-card[data-tool-call-id="${id}"]`);
+  assert.equal(card("a").querySelector(".pi-tool-status").textContent, "awaiting approval");
+  assert.equal(card("b").querySelector(".pi-tool-status").textContent, "malformed call: not run");
+  assert.equal(card("b").querySelector(".pi-tool-not-run").textContent,
+    "The model's call was malformed (no tool of that name): the tool did not run.");
+});
+
+test("a reply cut by the output limit says so", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state({ messages: [{ role: "assistant", blocks: [], stop_reason: "length", error: null, note: "cut off: the reply reached the output limit (64 tokens); raise it with %%agent --max-tokens N" }] }) });
+  assert.equal(doc.querySelector(".pi-message-note").textContent,
+    "[length] cut off: the reply reached the output limit (64 tokens); raise it with %%agent --max-tokens N");
+});
+
+test("the draft reaches the kernel as it is typed and once more, final, when the run closes", () => {
+  const timers = [];
+  const dom = new JSDOM(`<div id="host"></div>`);
+  const doc = dom.window.document;
+  const sent = [];
+  const view = mountPanel(doc.getElementById("host"), {
+    send: (m) => sent.push(m), tick: false,
+    setTimer: (fn) => { timers.push(fn); return timers.length; }, clearTimer: (id) => { timers[id - 1] = null; },
+  });
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  const input = doc.querySelector(".pi-input");
+  const type = (text) => { input.value = text; input.dispatchEvent(new dom.window.Event("input")); };
+  type("half");
+  type("half a th");
+  const fire = () => timers.splice(0).forEach((fn) => fn && fn());
+  fire(); // the debounce: one message for the burst, with the latest text
+  assert.deepEqual(sent, [{ type: "draft", text: "half a th" }]);
+  type("half a thought");  // typed after the last debounced send: still pending
+  view.receive(frame(1, [["s", ["status", "state"], "done"]]));
+  view.receive({ type: "closing" });
+  assert.deepEqual(sent.at(-1), { type: "draft", text: "half a thought", final: true });
+  assert.equal(input.value, "half a thought", "the box keeps what was typed");
+  assert.equal(input.disabled, true);
+  fire();
+  assert.equal(sent.filter((m) => m.type === "draft").length, 2, "nothing after the final draft");
+});
+
+test("Interrupt & send sends the text at once; the placeholder says where a steer lands", () => {
+  const { doc, sent, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  const input = doc.querySelector(".pi-input");
+  assert.match(input.placeholder, /Steer \(lands after this answer\)/);
+  input.value = "stop and do this";
+  doc.querySelector("button.pi-interrupt").click();
+  assert.deepEqual(sent, [{ type: "interrupt_send", text: "stop and do this" }]);
+  assert.equal(input.value, "");
+  view.receive(frame(1, [["s", ["status", "state"], "running-tools"]]));
+  assert.match(input.placeholder, /Steer \(lands after these tools\)/);
 });
 
 test("a compaction marker is one line in the transcript, as text", () => {

@@ -45,7 +45,7 @@ from .registry import (
     stream,
     unregister_api_provider,
 )
-from .secrets import API_KEY_ENV_VARS, is_secret_env_name, redact, redact_data
+from .secrets import API_KEY_ENV_VARS, is_secret_env_name, redact, redact_data, redact_url
 from .surrogates import clean_surrogates
 from .types import (
     AgentMessage,
@@ -159,6 +159,7 @@ __all__ = [
     "parse_transcript",
     "redact",
     "redact_data",
+    "redact_url",
     "register_api_provider",
     "register_faux_provider",
     "stream",

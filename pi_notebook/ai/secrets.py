@@ -42,6 +42,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 #: The API-key variables of the built-in providers (``ai.providers.keys`` maps each provider to
 #: its variable from this list); they are secret whatever the name rules say.
@@ -403,6 +404,32 @@ def redact(text: str, also: Iterable[str] = ()) -> str:
     return _redactor.sub(text)
 
 
+#: Query parameters that carry credentials in URLs (Gemini's ``key``, signed URLs' ``sig``...).
+_SECRET_PARAMS = frozenset(
+    ("key", "api_key", "apikey", "token", "access_token", "auth", "sig", "signature", "secret",
+     "password", "pass", "code", "session", "x-amz-signature", "x-amz-credential")
+)  # fmt: skip
+
+
+def redact_url(url: str) -> str:
+    """``url`` fit to show in an error: no ``user:password@``, and the values of query
+    parameters that look secret replaced (then :func:`redact` on the rest)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = "&".join(
+        f"{name}=[redacted]"
+        if value and (name.lower() in _SECRET_PARAMS or is_secret_env_name(name.upper()))
+        else (f"{name}={value}" if value or "=" in pair else name)
+        for pair in parts.query.split("&")
+        if pair
+        for name, _, value in [pair.partition("=")]
+    )
+    return redact(urlunsplit((parts.scheme, netloc, parts.path, query, "")))
+
+
 def redact_data(value: Any) -> Any:
     """JSON-like data (dicts, lists, strings) with :func:`redact` applied to every string.
 
@@ -423,4 +450,5 @@ __all__ = [
     "is_secret_env_name",
     "redact",
     "redact_data",
+    "redact_url",
 ]

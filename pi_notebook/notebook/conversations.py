@@ -19,7 +19,8 @@ Back: :meth:`Conversations.summary` is the line ``%load_ext`` prints; :meth:`res
 :meth:`load` restore the messages (repaired: :mod:`.history_repair`), the model (by
 ``provider/id``: the current one if it matches, a Model or faux provider in the namespace, the
 catalogue), the system prompt and thinking level. Tools and the approval policy are not in the
-file: they come from the next ``%%agent`` cell's options.
+file: the conversation keeps the ones it has in this kernel (none after a restart) until a
+cell's ``--tools`` / ``--no-tools`` / ``--approve`` sets them (:mod:`.conversation_settings`).
 
 This module never prints (its notes go to the callback the magic gives), never saves a key, a
 header or a base URL, and never overwrites a file that is not its own.
@@ -380,7 +381,10 @@ class Conversations:
         self._owned.add(path)  # it continues here: the next save overwrites it
         self._stopped.discard(path)
         self.track(key, agent, namespace, report)
-        return f"resumed {key}: {text} (tools and --approve come from the next %%agent cell)"
+        return (
+            f"resumed {key}: {text} "
+            "(tools and approvals are not saved: set them with --tools / --approve)"
+        )
 
     def load(
         self,

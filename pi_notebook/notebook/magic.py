@@ -48,8 +48,16 @@ from ..tools import (
 from ..tools import undo as undo_tools
 from . import code_cell
 from .context_view import RequestTap, context_json, context_text
+from .conversation_settings import (
+    POLICY_TEXT,
+    approval_policy,
+    as_policy,
+    set_approval_policy,
+    tools_text,
+)
 from .conversations import ConversationError, get_conversations, key_of
 from .expansion import ExpansionError, expand
+from .limits import apply_limit, output_limit
 from .models import ModelError, model_from_name
 from .options import (
     AgentOptions,
@@ -190,10 +198,14 @@ def _prepare_agent(
         agent.state.system_prompt = options.system
     if options.thinking is not None:
         agent.state.thinking_level = options.thinking  # type: ignore[assignment]
-    if options.tools:
+    if options.no_tools:
+        agent.state.tools = []
+    elif options.tools:  # exactly these, from now on
         agent.state.tools = _resolve_tools(options.tools, namespace)
     else:  # re-running the cell that defines a @tool replaces it
         agent.state.tools = refresh_tools(agent.state.tools)
+    if options.approve is not None:  # the conversation's policy from now on
+        set_approval_policy(agent, as_policy(options.approve))
     session.current = agent
     return agent
 
@@ -219,14 +231,15 @@ def _budget_refusal(agent: Agent) -> str:
 def _install_tool_hooks(
     agent: Agent, options: AgentOptions, namespace: dict[str, Any], panel: AgentPanel | None
 ) -> Callable[[], None]:
-    """Start this run's undo step (in the agent's own undo record) and install ``--approve``;
-    returns what ends both."""
+    """Start this run's undo step (in the agent's own undo record) and install the
+    conversation's approval policy for the run; returns what ends both."""
     end_undo_step = begin_run(namespace, agent)
-    if options.approve is None:
+    policy = approval_policy(agent)
+    if policy == "none":
         return end_undo_step
     previous = agent.before_tool_call
     approver = preferring_programmatic(panel.request_approval if panel is not None else None)
-    mode: ApprovalMode = "all" if options.approve == "all" else "writes"
+    mode: ApprovalMode = "all" if policy == "all" else "writes"
     agent.before_tool_call = approval_hook(mode, approver, previous)
 
     def restore() -> None:
@@ -284,10 +297,18 @@ async def execute(
 
     unsubscribe_compaction = agent.compaction.subscribe(on_compaction)
     restore_tool_hooks = _install_tool_hooks(agent, options, namespace, panel)
+    reply_limit = output_limit(agent, options.max_tokens)
+    restore_limit = apply_limit(agent, reply_limit)
+    if panel is not None:
+        panel.set_max_tokens(reply_limit.tokens)
     interrupted = False
     refused = None
     try:
         await agent.prompt(prompt)
+        # Interrupt & send: the aborted run has closed; the message is the next prompt, now,
+        # in the same panel.
+        while panel is not None and (text := panel.take_interrupt()) is not None:
+            await agent.prompt(text)
     except BudgetExceededError:  # spent while this cell waited behind another run
         refused = _budget_refusal(agent)
     except asyncio.CancelledError:
@@ -300,6 +321,7 @@ async def execute(
         restore_stream()
         agent.max_turns, agent.max_cost, agent.compaction.enabled = previous_limits
         restore_tool_hooks()
+        restore_limit()
         limit = None if interrupted else refused or agent.limit_note
         new_messages = agent.state.messages[start:]
         session.last_run = log
@@ -312,7 +334,7 @@ async def execute(
                 text = f"{text}\n{line}" if text else line
             show(text)
         else:
-            _close_panel(*opened, "interrupted" if interrupted else limit, limited=bool(limit))
+            await _close_panel(agent, *opened, interrupted, limit)
         off = code_cell.off_reason(
             no_code_cell=options.no_code_cell, plain=opened is None, background=background
         )
@@ -337,22 +359,31 @@ def _open_panel(
     return panel, handle
 
 
-def _close_panel(
-    panel: AgentPanel, handle: Any, note: str | None, *, limited: bool = False
+async def _close_panel(
+    agent: Agent, panel: AgentPanel, handle: Any, interrupted: bool, limit: str | None
 ) -> None:
-    """End of run: last frame (with ``note``: interrupted, or the limit that stopped the run,
-    which the plain text ends with too when ``limited``), then the output becomes the static
-    transcript (no widget view left, so a saved notebook reads everywhere) and the widget is
-    closed (no comm or state kept alive per finished cell)."""
+    """End of run: the unsent draft in the panel's box becomes a follow-up the next cell
+    delivers, the last frame goes out (with a note: interrupted, or the limit that stopped the
+    run, which the plain text ends with too, as in plain mode), then the output becomes the
+    static transcript (no widget view left, so a saved notebook reads everywhere) and the
+    widget is closed (no comm or state kept alive per finished cell)."""
     from IPython.display import DisplayHandle
 
+    # An interrupted (cancelled) cell must not wait: it keeps the draft the view last sent.
+    draft = panel.take_draft() if interrupted else await panel.collect_draft()
+    notes = ["interrupted"] if interrupted else [limit] if limit else []
+    if draft:
+        agent.follow_up(draft)
+        notes.append("your unsent text is queued as a follow-up for the next %%agent cell")
+    panel.refresh_queue()  # what the run left queued (the static transcript lists it)
+    note = "; ".join(notes) or None
     if not isinstance(handle, DisplayHandle):  # nowhere to put the transcript: stay live
         panel.finish(note=note)
         return
     panel.finish(note=note, sync=False)
     bundle = panel.static_bundle()
-    if limited:  # the line plain mode prints
-        bundle["text/plain"] += f"\n[{note}]"
+    if limit:  # the line plain mode prints
+        bundle["text/plain"] += f"\n[{limit}]"
     handle.update(bundle, raw=True)  # type: ignore[no-untyped-call]
     panel.close()
 
@@ -564,12 +595,36 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             f"tokens: {tokens_in} in, {tokens_out} out",
             cost,
             *context,
+            f"tools: {tools_text(agent.state.tools)}",
+            f"output limit: {output_limit(agent).text()}",
+            f"approvals: {POLICY_TEXT[approval_policy(agent)]}",
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
+            *_queued_lines(agent),
             f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",
             *mcp_status_lines(),
         ]
     )
     return redact(text)
+
+
+def _queued_lines(agent: Agent) -> list[str]:
+    """Each queued message and where it will land (the next %%agent cell delivers them)."""
+    lines = [f"  steer: {_one_line(m)}" for m in agent.steering_queue]
+    lines += [f"  follow-up: {_one_line(m)}" for m in agent.follow_up_queue]
+    if lines and not agent.is_running:
+        lines.append(
+            "  (the next %%agent cell delivers them: steering with its prompt, follow-ups "
+            "after its answer; %agent reset drops them)"
+        )
+    return lines
+
+
+def _one_line(message: Any, limit: int = 80) -> str:
+    content = getattr(message, "content", "")
+    if not isinstance(content, str):
+        content = " ".join(getattr(b, "text", "") for b in content if b.type == "text")
+    text = " ".join(content.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _context(session: NotebookSession, rest: str) -> str:

@@ -58,7 +58,11 @@ HOW_TO_CONFIGURE = (
     "To talk to a real model, set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY in "
     "the kernel's environment (then restart the kernel), or run Ollama on localhost:11434, or "
     "pick one per cell with `%%agent --model provider/id` (e.g. `--model openai/gpt-4.1-mini`), "
-    "or set PI_NOTEBOOK_MODEL=provider/id."
+    "or set PI_NOTEBOOK_MODEL=provider/id. "
+    "No key? Any OpenAI-compatible local server works, e.g. llama.cpp's "
+    "`llama-server -m model.gguf --port 8080`: "
+    '`local = Model(id="local", api="openai-completions", provider="llamacpp", '
+    'base_url="http://127.0.0.1:8080/v1")` in a cell, then `%%agent --model local`.'
 )
 
 DEMO_TOUR: tuple[str, ...] = (

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
 STEP_GRANULARITIES = ("lifecycle", "all", "tools")
-APPROVE_MODES = ("writes", "all")
+APPROVE_MODES = ("writes", "all", "none")
 
 DESCRIPTION = """\
 Run the agent on the cell body (the prompt). {name} / {expr} in the prompt are expanded from
@@ -29,6 +29,8 @@ line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | statu
                events | model NAME | last | undo | budget [USD|off] | compact |
                context [TURN] [--json] | replay PATH [--step [lifecycle|all|tools]] [--plain] |
                code [--cell] | resume [NAME] | save PATH | load PATH | help
+tools and the approval policy belong to the conversation: they stay for later cells (also
+through --new and %agent reset) until --tools / --no-tools / --approve change them.
 code cell: when a run wrote variables, its run_python / set_variable code is offered as a new
 cell below (interactive front ends only; off with --no-code-cell or PI_NOTEBOOK_CODE_CELL=off).
 model resolution: --model > $PI_NOTEBOOK_MODEL > a provider whose API key is set (Anthropic,
@@ -50,6 +52,7 @@ class AgentOptions:
     system: str | None = None
     thinking: str | None = None
     tools: list[str] = field(default_factory=list)
+    no_tools: bool = False
     new: bool = False
     agent: str | None = None
     max_turns: int | None = None
@@ -60,6 +63,7 @@ class AgentOptions:
     step: str | None = None
     """The step granularity (``lifecycle``, ``all`` or ``tools``), or None: no step mode."""
     approve: str | None = None
+    max_tokens: int | None = None
     no_code_cell: bool = False
 
 
@@ -116,16 +120,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         nargs="+",
         default=[],
-        help="tools by name, comma- or space-separated: AgentTools (or lists of them) in the "
-        "notebook namespace, or a built-in collection ('notebook': list_variables, "
-        "inspect_variable, run_python, set_variable) or one of its tools",
+        help="the conversation's tools from now on, exactly these (they replace the current "
+        "ones and stay for later cells), comma- or space-separated: AgentTools (or lists of "
+        "them) in the notebook namespace, or a built-in collection ('notebook': "
+        "list_variables, inspect_variable, run_python, set_variable) or one of its tools",
+    )
+    add(
+        "--no-tools",
+        action="store_true",
+        help="remove every tool from the conversation (for this and later cells)",
     )
     add(
         "--approve",
         choices=APPROVE_MODES,
-        help="ask before tool calls: 'writes' before a tool writes variables or runs code, "
-        "'all' before every tool (in the panel, or the approver set with "
-        "pi_notebook.tools.set_approver; with neither, such calls are refused)",
+        help="the conversation's approval policy from now on (it stays for later cells): "
+        "'writes' asks before a tool writes variables or runs code, 'all' before every tool, "
+        "'none' turns approvals off. Asked in the panel (unanswered for "
+        "$PI_NOTEBOOK_APPROVAL_TIMEOUT seconds, default 600, the call is refused) or by the "
+        "approver set with pi_notebook.tools.set_approver; with neither, such calls are refused",
     )
     add("--new", action="store_true", help="start a fresh conversation")
     add(
@@ -135,6 +147,13 @@ def build_parser() -> argparse.ArgumentParser:
         "instead of the default conversation",
     )
     add("--max-turns", metavar="N", type=_positive, help="stop after N model turns")
+    add(
+        "--max-tokens",
+        metavar="N",
+        type=_positive,
+        help="most output tokens per model reply in this cell (default: the Agent's own "
+        "max_tokens, else the model's, else the catalogue's for its id, else 4096)",
+    )
     add(
         "--max-cost",
         metavar="USD",
@@ -215,7 +234,12 @@ def parse_options(line: str) -> AgentOptions:
     if given and not values["tools"]:
         raise OptionsError(
             f"{parser.format_usage()}%%agent: error: --tools names no tool "
-            f"(got {' '.join(given)!r}); leave --tools out to keep the current tools"
+            f"(got {' '.join(given)!r}); leave --tools out to keep the current tools, "
+            "or use --no-tools to remove them"
+        )
+    if values["tools"] and values["no_tools"]:
+        raise OptionsError(
+            f"{parser.format_usage()}%%agent: error: --tools and --no-tools contradict each other"
         )
     return AgentOptions(**values)
 
@@ -238,6 +262,7 @@ def parse_replay_options(line: str) -> AgentOptions:
 
 
 __all__ = [
+    "APPROVE_MODES",
     "STEP_GRANULARITIES",
     "THINKING_LEVELS",
     "AgentOptions",

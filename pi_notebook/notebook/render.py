@@ -14,6 +14,8 @@ from typing import Any
 
 from ..ai import redact
 
+LENGTH_NOTE = "cut off at the output limit; raise it with %%agent --max-tokens N"
+
 
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
@@ -53,6 +55,8 @@ def _message_lines(message: Any) -> list[str]:
         if message.stop_reason in ("error", "aborted"):
             detail = f": {message.error_message}" if message.error_message else ""
             lines.append(f"assistant [{message.stop_reason}]{detail}")
+        elif message.stop_reason == "length":
+            lines.append(f"assistant [length]: {LENGTH_NOTE}")
         return lines
     text = _text_of(getattr(message, "content", ""))
     return [f"{role or 'custom'}: {_indent(text)}"] if text else []
@@ -87,4 +91,4 @@ def final_text(messages: Sequence[Any]) -> str:
     return ""
 
 
-__all__ = ["final_text", "render_message", "render_transcript"]
+__all__ = ["LENGTH_NOTE", "final_text", "render_message", "render_transcript"]

@@ -19,6 +19,7 @@ from typing import Any
 from ..agent import Agent
 from ..ai import Model
 from .context_view import SentRequest
+from .conversation_settings import copy_settings
 from .models import ResolvedModel, check_api_key, resolve_default_model
 from .run_log import RunLog
 
@@ -79,7 +80,7 @@ class NotebookSession:
             self.model_source[id(agent)] = self.source_of(old)
             agent.state.system_prompt = old.state.system_prompt
             agent.state.thinking_level = old.state.thinking_level
-            agent.state.tools = old.state.tools
+            copy_settings(old, agent)  # tools and approval policy
         self.default = agent
         if self.current is old:
             self.current = agent

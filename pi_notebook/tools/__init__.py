@@ -7,7 +7,8 @@
   conversation has its own record; what the user changed since is kept);
   :func:`protect`: names the agent may not write.
 - Approvals: :class:`ApprovalRequest`, :data:`Approver`, :func:`set_approver`,
-  :func:`approval_hook` (``%%agent --approve writes|all``).
+  :func:`approval_hook` (``%%agent --approve writes|all``); :class:`ApprovalTimeout` and
+  :func:`approval_timeout` (``PI_NOTEBOOK_APPROVAL_TIMEOUT``) for an approval nobody answers.
 - MCP servers: :func:`mcp_tools` (a server's tools as ``AgentTool`` s, needs the ``mcp`` extra),
   :func:`close_mcp_servers` / :func:`close_mcp_servers_soon` (``%agent reset --mcp``),
   :func:`mcp_status_lines` (``%agent status``).
@@ -21,12 +22,16 @@ from typing import Any
 from ..agent import AgentTool
 from .approval import (
     APPROVAL_MODES,
+    APPROVAL_TIMEOUT_ENV,
     DENIED,
     ApprovalMode,
     ApprovalRequest,
+    ApprovalTimeout,
     Approver,
     approval_hook,
+    approval_timeout,
     current_approver,
+    format_seconds,
     preferring_programmatic,
     set_approver,
     writes_namespace,
@@ -70,22 +75,26 @@ def builtin_tools(name: str, namespace: dict[str, Any] | None = None) -> list[Ag
 
 __all__ = [
     "APPROVAL_MODES",
+    "APPROVAL_TIMEOUT_ENV",
     "BUILTIN_COLLECTIONS",
     "DENIED",
     "NOTEBOOK_TOOL_NAMES",
     "ApprovalMode",
     "ApprovalRequest",
+    "ApprovalTimeout",
     "Approver",
     "McpServerError",
     "ToolError",
     "UndoReport",
     "Workspace",
     "approval_hook",
+    "approval_timeout",
     "begin_run",
     "builtin_tools",
     "close_mcp_servers",
     "close_mcp_servers_soon",
     "current_approver",
+    "format_seconds",
     "is_function_tool",
     "mcp_status_lines",
     "mcp_tools",

@@ -6,7 +6,10 @@ option installs: in ``"writes"`` mode it asks before tools that write the namesp
 in ``"all"`` mode before every tool. The ``%%agent`` magic asks the approver set with
 :func:`set_approver` (programmatic, e.g. tests or a custom UI) if there is one, else the live
 panel. With neither, a call that needs an approval is refused with a reason that says why. A
-denial is the error result ``"denied by user"``.
+denial is the error result ``"denied by user"``. An approver may raise :class:`ApprovalTimeout`
+(the panel does after :func:`approval_timeout` seconds, ``PI_NOTEBOOK_APPROVAL_TIMEOUT``,
+default 10 minutes, so a run with no front end attached does not wait forever): the call is
+refused with a reason saying nobody answered.
 
 This module must never block the event loop while waiting for an answer and never approve on
 its own.
@@ -14,6 +17,7 @@ its own.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -24,6 +28,33 @@ from ..ai import AbortSignal, maybe_await
 ApprovalMode: TypeAlias = Literal["writes", "all"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("writes", "all")
 DENIED = "denied by user"
+APPROVAL_TIMEOUT_ENV = "PI_NOTEBOOK_APPROVAL_TIMEOUT"
+DEFAULT_APPROVAL_TIMEOUT = 600.0
+"""Seconds an approval asked in the panel waits for an answer before the call is refused."""
+
+
+class ApprovalTimeout(Exception):
+    """Nobody answered an approval in time; the call is refused (never approved)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no answer within {format_seconds(seconds)}")
+        self.seconds = seconds
+
+
+def approval_timeout() -> float:
+    """``$PI_NOTEBOOK_APPROVAL_TIMEOUT`` (seconds, > 0), else :data:`DEFAULT_APPROVAL_TIMEOUT`."""
+    text = os.environ.get(APPROVAL_TIMEOUT_ENV, "").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return DEFAULT_APPROVAL_TIMEOUT
+    return value if value > 0 else DEFAULT_APPROVAL_TIMEOUT
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds >= 120:
+        return f"{seconds / 60:g} minutes"
+    return f"{seconds:g} second{'s' if seconds != 1 else ''}"
 
 
 @dataclass(frozen=True)
@@ -98,6 +129,14 @@ def no_approver_reason(mode: ApprovalMode) -> str:
     )
 
 
+def timeout_reason(mode: ApprovalMode, seconds: float) -> str:
+    return (
+        f"approval required (--approve {mode}) but nobody answered within "
+        f"{format_seconds(seconds)} (no front end attached, or no one there; "
+        f"{APPROVAL_TIMEOUT_ENV} sets the wait in seconds): the call was not run"
+    )
+
+
 def approval_hook(
     mode: ApprovalMode,
     approver_getter: ApproverGetter = current_approver,
@@ -124,7 +163,10 @@ def approval_hook(
             return BeforeToolCallResult(block=True, reason=no_approver_reason(mode))
         args = dict(call.arguments) if isinstance(call.arguments, dict) else {}
         request = ApprovalRequest(call.id, call.name, args, summarize(call.name, args))
-        approved = await approver(request, signal)
+        try:
+            approved = await approver(request, signal)
+        except ApprovalTimeout as exc:
+            return BeforeToolCallResult(block=True, reason=timeout_reason(mode, exc.seconds))
         if approved is not True:
             return BeforeToolCallResult(block=True, reason=DENIED)
         return None
@@ -134,16 +176,22 @@ def approval_hook(
 
 __all__ = [
     "APPROVAL_MODES",
+    "APPROVAL_TIMEOUT_ENV",
+    "DEFAULT_APPROVAL_TIMEOUT",
     "DENIED",
     "ApprovalMode",
     "ApprovalRequest",
+    "ApprovalTimeout",
     "Approver",
     "ApproverGetter",
     "approval_hook",
+    "approval_timeout",
     "current_approver",
+    "format_seconds",
     "no_approver_reason",
     "preferring_programmatic",
     "set_approver",
     "summarize",
+    "timeout_reason",
     "writes_namespace",
 ]

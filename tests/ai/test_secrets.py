@@ -14,6 +14,7 @@ from pi_notebook.ai import (
     parse_transcript,
     redact,
     redact_data,
+    redact_url,
 )
 
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -199,3 +200,16 @@ def test_a_key_that_only_matches_a_known_secret_lower_cased_is_still_a_key(
     # Another key whose lower-cased text equals the known one's: the key shape still applies.
     assert redact("a sk-abcdef1234567890xyz b") == "a [redacted: api key] b"
     assert redact("a sk-ABCdef1234567890XYZ b") == "a [redacted: OPENAI_API_KEY] b"
+
+
+def test_a_url_shown_in_an_error_keeps_the_server_and_loses_its_credentials() -> None:
+    url = (
+        "https://user:s3cret-pass@gateway.example.com:8443/v1beta/models/x:stream"
+        "?alt=sse&key=AIzaSyA1234567890abcdefghijklmnopqrstu&X-Amz-Signature=abc123&n=2"
+    )
+    shown = redact_url(url)
+    assert shown == (
+        "https://gateway.example.com:8443/v1beta/models/x:stream"
+        "?alt=sse&key=[redacted]&X-Amz-Signature=[redacted]&n=2"
+    )
+    assert redact_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"

@@ -538,7 +538,7 @@ def test_xss_in_model_output_is_not_executed(nb: Notebook, workdir: Path) -> Non
     expect(text).to_contain_text("done.")
     expect(text.locator("strong")).to_have_text("bold")  # Markdown still renders
     card = panel.locator('.pi-tool-card[data-tool-call-id="call_xss"]')
-    expect(card).to_have_attribute("data-status", "error")
+    expect(card).to_have_attribute("data-status", "rejected")  # no tool has that name
     expect(card.locator(".pi-tool-name")).to_contain_text("<img")  # shown as text
     nb.snap("xss", panel)
     dangerous = nb.page.evaluate(

@@ -111,7 +111,9 @@ def test_two_cells_a_restart_and_a_resume_give_the_model_the_full_history(
     kernel.ok(SETUP + "faux.set_responses([record('Third answer.')])")  # no use_model: resumed
     resumed = kernel.ok("%agent resume").stdout
     assert resumed.startswith("resumed default: 8 messages saved ")
-    assert ", model faux/faux-1 (tools and --approve come from the next %%agent cell)" in resumed
+    assert (
+        ", model faux/faux-1 (tools and approvals are not saved: set them with --tools / --approve)"
+    ) in resumed
     kernel.ok("%%agent --tools notebook\nAnd the third?")
 
     received = json.loads(kernel.ok("print(json.dumps(received))").stdout)

@@ -173,3 +173,11 @@ async def test_demo_tour_never_runs_out() -> None:
     assert [r.stop_reason for r in replies] == ["stop"] * len(replies)
     assert "ANTHROPIC_API_KEY" in replies[0].content[0].text  # type: ignore[union-attr]
     assert replies[-1].content[0].text == models.DEMO_DONE  # type: ignore[union-attr]
+
+
+async def test_demo_tour_points_to_local_servers() -> None:
+    """The keyless tour says how to use a local server: llama.cpp's llama-server, a Model."""
+    first = models.DEMO_TOUR[0]
+    assert "llama-server" in first and 'base_url="http://127.0.0.1:8080/v1"' in first
+    assert "Model(" in first and "%%agent --model local" in first
+    assert "llama-server" in models.DEMO_DONE

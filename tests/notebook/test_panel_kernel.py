@@ -51,6 +51,8 @@ class PanelClient:
         self.stdout = ""
         self.on_frame = on_frame
         self.gaps = 0
+        self.draft = ""
+        """What the input box holds (sent as the final draft when the run closes)."""
 
     def send(self, content: dict[str, Any]) -> None:
         assert self.comm_id is not None
@@ -81,6 +83,9 @@ class PanelClient:
 
     def _frame(self, frame: dict[str, Any]) -> None:
         self.frames.append((time.monotonic(), frame))
+        if frame["type"] == "closing":  # the run ended: a view hands over its draft
+            self.send({"type": "draft", "text": self.draft, "final": True})
+            return
         if frame["type"] == "snapshot":
             self.state = {k: v for k, v in frame.items() if k not in ("type", "seq")}
             self.seq = frame["seq"]

@@ -113,7 +113,8 @@ def test_static_html_keeps_what_the_live_panel_shows() -> None:
     assert status.select_one(".pi-tokens").get_text().endswith(" out")
     assert status.select_one(".pi-cost").get_text().startswith("$")
     roles = [m["data-role"] for m in root.select(".pi-transcript > .pi-message")]
-    assert roles == ["user", "assistant", "toolResult", "assistant"]
+    assert roles == ["user", "assistant", "assistant"], "a result its tool card shows: once"
+    assert "shown in the card" not in root.get_text()
     assert root.select_one(".pi-message[data-role=user] code").get_text() == "it"
     thinking = root.select_one("details.pi-thinking")
     assert "open" not in thinking.attrs and thinking.get_text().strip() == "thinkingPlot first."
@@ -274,10 +275,16 @@ def test_tree_leaves_are_links_to_their_message_or_card_and_show_own_time() -> N
     for leaf in leaves:  # each link lands on the element it names, in this transcript
         target = page.select_one(leaf.select_one("a.pi-node-link")["href"])
         assert target is not None
-        if leaf["data-kind"] == "tool":
+        if leaf["data-kind"] == "tool" or "pi-tool-card" in target["class"]:
             assert target["data-tool-call-id"] == 't 9"x'
         else:
             assert target.name == "div" and "pi-message" in target["class"]
+    message_targets = [
+        leaf.select_one("a.pi-node-link")["href"]
+        for leaf in leaves
+        if leaf["data-kind"] == "message"
+    ]
+    assert len(set(message_targets)) == 4 and sum("-t" in h for h in message_targets) == 1
     run_line = tree.select_one("details[data-kind=run] > summary").get_text()
     assert run_line.startswith("Agent Run · ") and run_line.endswith(" · held 2.5s")
     assert "Tool Execution (echo) · " in tree.get_text()

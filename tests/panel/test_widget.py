@@ -74,18 +74,26 @@ async def test_handlers_from_another_thread_run_on_the_agents_loop() -> None:
     assert agent.state.messages[-1].stop_reason == "aborted"
 
 
-async def test_steer_and_followup_outside_a_run_only_leave_a_note() -> None:
-    provider = faux([faux_assistant_message("x")])
+async def test_steer_and_followup_sent_as_the_run_ends_wait_for_the_next_prompt() -> None:
+    provider = faux([faux_assistant_message("x"), faux_assistant_message("y")])
     agent = Agent(model=provider.get_model())
     panel = CapturePanel()
     panel.attach(agent)
     await agent.prompt("Hi")
     panel.finish()
     panel.handle_message({"type": "steer", "text": "too late"})
-    assert panel.snapshot["status"]["note"] == "no run is active: write a new %%agent cell"
+    panel.handle_message({"type": "followup", "text": "and later"})
+    assert panel.snapshot["status"]["note"] == "queued for the next %%agent cell"
+    assert [(q["kind"], q["text"]) for q in panel.snapshot["queue"]] == [
+        ("steer", "too late"),
+        ("followup", "and later"),
+    ]
     panel.handle_message({"type": "abort"})
     assert panel.snapshot["status"]["note"] == "no run is active"
-    assert not agent.has_queued_messages()
+    # The next prompt delivers them: the steer with it, the follow-up after its answer.
+    await agent.prompt("Next")
+    users = [m.content[0].text for m in agent.state.messages if m.role == "user"]
+    assert users == ["Hi", "Next", "too late", "and later"]
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,20 @@ async def test_connection_refused_is_retried_then_reported() -> None:
     events, result = await collect(model, ctx(), StreamOptions(api_key=KEY, max_retries=1))
     assert types_of(events) == ["error"]
     assert result.error_message.startswith("Connection error")
+    # It names the server it could not reach.
+    assert result.error_message.endswith(f"(server: http://127.0.0.1:{port}/v1/chat/completions)")
+
+
+async def test_a_connection_error_names_the_server_without_its_credentials() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    model = openai_model(f"http://admin:hunter2secret@127.0.0.1:{port}")
+    _, result = await collect(model, ctx(), StreamOptions(api_key=KEY, max_retries=0))
+    message = result.error_message
+    assert message.endswith(f"(server: http://127.0.0.1:{port}/v1/chat/completions)")
+    assert "hunter2secret" not in message and "admin" not in message
 
 
 async def test_dropped_mid_stream_keeps_partial_and_is_not_replayed(server: ScriptServer) -> None:

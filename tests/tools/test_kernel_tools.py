@@ -146,9 +146,9 @@ def test_one_approval_granted_and_one_denied(kernel: Kernel) -> None:
     script(kernel, "k3b", "[calls(('run_python', {'code': 'nope = 1'})), reply('ok')]")
     refused = kernel.ok("%%agent --tools notebook --approve all\nGo").stdout
     assert "tool run_python (error): approval required (--approve all) but no approver" in refused
-    # The hook is installed for that run only.
+    # The policy belongs to the conversation: it stays until --approve none turns it off.
     script(kernel, "k3c", "[calls(('run_python', {'code': 'free = 1'})), reply('ok')]")
-    kernel.ok("%%agent --tools notebook\nGo")
+    kernel.ok("%%agent --tools notebook --approve none\nGo")
     assert kernel.ok("print(free)").stdout == "1\n"
 
 

@@ -3,7 +3,9 @@
 Texts are one line where the server's allows, cut at :data:`MAX_ERROR_BODY_CHARS`. An error
 body is read once and never beyond :data:`MAX_ERROR_BODY_BYTES` (:func:`read_error_body`), so
 a server's 20 MB error page costs 64 KiB. This module only reads and formats; redacting
-secrets is the request driver's job, done on every text it reports.
+secrets is the request driver's job, done on every text it reports. The one URL it names (a
+connection error's server) is shown without credentials or secret-looking query values
+(:func:`redact_url`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from ..secrets import redact_url
 from ._json import loads
 
 MAX_ERROR_BODY_CHARS = 4000
@@ -163,6 +166,11 @@ def describe_exception(exc: BaseException) -> str:
         return f"Network error: {exc}" if str(exc) else f"Network error ({type(exc).__name__})"
     text = str(exc)
     return text if text else type(exc).__name__
+
+
+def connection_error_text(exc: httpx.TransportError, url: str) -> str:
+    """A transport failure naming the server it was for, never its credentials."""
+    return f"{describe_exception(exc)} (server: {redact_url(url)})"
 
 
 def event_text(data: bytes, limit: int = 500) -> str:

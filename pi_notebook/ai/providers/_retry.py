@@ -20,7 +20,7 @@ import httpx
 
 from ..types import StreamOptions
 from ._client import get_client, request_timeout
-from ._errors import ProviderError, describe_exception, format_http_error, read_error_body
+from ._errors import ProviderError, connection_error_text, format_http_error, read_error_body
 from ._request import PreparedRequest
 
 DEFAULT_MAX_RETRIES = 2
@@ -131,8 +131,8 @@ async def send_with_retries(
         body = b""
         try:
             response = await client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            message = describe_exception(exc)
+        except httpx.TransportError as exc:  # name the server (never its credentials)
+            message = connection_error_text(exc, prepared.url)
             if attempt >= max_retries:
                 raise ProviderError(message) from None
         else:

@@ -20,12 +20,23 @@ from typing_extensions import TypedDict
 
 # -- the state tree (what a snapshot carries, what ops change) -------------------------------
 
-RunState: TypeAlias = Literal["idle", "streaming", "running-tools", "aborted", "error", "done"]
-ToolStatus: TypeAlias = Literal["pending", "running", "progress", "done", "error"]
+RunState: TypeAlias = Literal[
+    "idle",
+    "waiting",
+    "streaming",
+    "running-tools",
+    "awaiting-approval",
+    "aborted",
+    "error",
+    "done",
+]
+ToolStatus: TypeAlias = Literal[
+    "pending", "running", "awaiting-approval", "progress", "done", "error", "rejected"
+]
 
 
 class Status(TypedDict):
-    """The status line: run state, model, turn, tokens, cost, elapsed time, error, note."""
+    """The status line: run state, model, turn, tokens (reported, or estimated while live)."""
 
     state: RunState
     model: str
@@ -37,6 +48,13 @@ class Status(TypedDict):
     error: str | None
     note: str | None
     """A one-line message to the user (a control's answer, say)."""
+    waiting_since: float | None
+    """Run-relative ms at which the request was sent, while no token has come back."""
+    est_in: int
+    est_out: int
+    estimated: bool
+    """Some token count of the run is an estimate (the provider did not report it)."""
+    max_tokens: int | None
 
 
 class Image(TypedDict):
@@ -73,6 +91,7 @@ class AssistantEntry(TypedDict):
     blocks: list[AssistantBlock]
     stop_reason: str | None
     error: str | None
+    note: str | None
 
 
 class UserEntry(TypedDict):
@@ -130,6 +149,8 @@ class ToolCard(TypedDict):
     images: list[Image]
     is_error: bool
     diff: NamespaceDiff | None
+    not_run: str | None
+    """Why the loop refused the call without running the tool, for status ``rejected``."""
 
 
 LifecycleKind: TypeAlias = Literal["run", "turn", "message", "tool"]
@@ -160,7 +181,7 @@ class LifecycleNode(TypedDict):
 
 
 class QueueItem(TypedDict):
-    kind: Literal["steer", "followup"]
+    kind: Literal["interrupt", "steer", "followup"]
     text: str
 
 
@@ -239,7 +260,13 @@ class DeltasMessage(TypedDict):
     ops: list[AnyOp]
 
 
-KernelMessage: TypeAlias = SnapshotMessage | DeltasMessage
+class ClosingMessage(TypedDict):
+    """The run ended: the view sends its final draft (``draft`` with ``final``)."""
+
+    type: Literal["closing"]
+
+
+KernelMessage: TypeAlias = SnapshotMessage | DeltasMessage | ClosingMessage
 
 # -- view -> kernel ------------------------------------------------------------------------------
 
@@ -262,10 +289,18 @@ class AbortMessage(TypedDict):
 
 
 class SendMessage(TypedDict):
-    """A message typed in the panel: steer the run, or follow up after it."""
+    """A message typed in the panel: steer the run, follow up after it, or interrupt and send."""
 
-    type: Literal["steer", "followup"]
+    type: Literal["steer", "followup", "interrupt_send"]
     text: str
+
+
+class DraftMessage(TypedDict):
+    """The box's text as it is typed (debounced); ``final`` answers ``closing``."""
+
+    type: Literal["draft"]
+    text: str
+    final: NotRequired[bool]
 
 
 class ClearQueueMessage(TypedDict):
@@ -295,6 +330,7 @@ ViewMessage: TypeAlias = (
     | ResyncMessage
     | AbortMessage
     | SendMessage
+    | DraftMessage
     | ClearQueueMessage
     | StepMessage
     | ApprovalMessage
@@ -309,10 +345,12 @@ __all__ = [
     "AssistantBlock",
     "AssistantEntry",
     "ClearQueueMessage",
+    "ClosingMessage",
     "CompactionEntry",
     "ContextJsonMessage",
     "CustomEntry",
     "DeltasMessage",
+    "DraftMessage",
     "HelloMessage",
     "Image",
     "KernelMessage",

@@ -39,6 +39,7 @@ from ...agent import (
     ToolExecutionUpdateEvent,
     TurnEndEvent,
     TurnStartEvent,
+    truncated_call_text,
 )
 from ...ai import (
     AssistantMessage,
@@ -56,6 +57,7 @@ from ...ai import (
     ToolCallStartEvent,
     redact,
 )
+from ..estimate import tokens_of_chars
 from .blocks import BlockStream
 from .markdown import render_markdown
 from .ops import OpSink, Path, utf16_len
@@ -64,7 +66,19 @@ from .ops import OpSink, Path, utf16_len
 MAX_RESULT_CHARS = 100_000
 #: Image types the panel shows (SVG is left out: it can carry script).
 IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
-STATES = ("idle", "streaming", "running-tools", "aborted", "error", "done")
+STATES = (
+    "idle",
+    "waiting",
+    "streaming",
+    "running-tools",
+    "awaiting-approval",
+    "aborted",
+    "error",
+    "done",
+)
+#: A tool card's statuses: ``rejected`` is a call the loop refused before running the tool
+#: because the model's call was malformed (unknown tool, invalid or truncated arguments).
+TOOL_STATUSES = ("pending", "running", "awaiting-approval", "progress", "done", "error", "rejected")
 #: Longest streaming tail (characters) sent as rendered HTML at every flush; a longer one is
 #: sent as raw text until its block ends (so a frame's cost stays bounded).
 TAIL_LIMIT = 2_000
@@ -100,12 +114,33 @@ def _content_parts(content: Any) -> tuple[str, list[dict[str, str]]]:
 
 
 def _args_text(arguments: Any) -> str:
-    """A tool call's final arguments, redacted (the streamed ones are replaced by these)."""
+    """A tool call's final arguments, redacted, in the model's key order (the streamed ones are
+    replaced by these)."""
     try:
-        text = json.dumps(arguments, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+        text = json.dumps(arguments, ensure_ascii=False, indent=2, default=str)
     except (TypeError, ValueError):
         text = str(arguments)
     return redact(text)
+
+
+def not_run_reason(tool_name: str, text: str) -> str | None:
+    """Why the loop refused a call without running its tool (the model's call was malformed),
+    read from Pi's error texts; None when the tool ran (or was refused for another reason)."""
+    if text == f"Tool {tool_name} not found":
+        return "no tool of that name"
+    if text.startswith(f'Validation failed for tool "{tool_name}"'):
+        return "its arguments do not match the tool's schema"
+    if text == truncated_call_text(tool_name):
+        return "its arguments were cut off by the output limit"
+    return None
+
+
+def _without_diff_line(text: str) -> str:
+    """A notebook tool's result text without its ``namespace: ...`` line (the model reads it;
+    the card shows the same diff as its own line)."""
+    if "namespace: " not in text:
+        return text
+    return "\n".join(line for line in text.split("\n") if not line.startswith("namespace: "))
 
 
 def _namespace_diff(details: Any) -> dict[str, list[str]] | None:
@@ -128,6 +163,11 @@ def initial_state(model: str = "", step: bool = False, granularity: str = "") ->
             "elapsed_ms": 0,
             "error": None,
             "note": None,
+            "waiting_since": None,
+            "est_in": 0,
+            "est_out": 0,
+            "estimated": False,
+            "max_tokens": None,
         },
         "messages": [],
         "tools": {},
@@ -306,6 +346,14 @@ class PanelState:
         self._held_since: float | None = None
         self._held_at_start: dict[int, float] = {}  # open node -> held time when it started
         self.ended = False
+        self.aborted = False
+        """Set (by the widget, from the run's signal) before an aborted run's ``agent_end``."""
+        # The reply being streamed: characters so far (Pi's estimate: 4 a token), whether its
+        # first token came, the latest partial (its reported usage), the prompt's estimate.
+        self._chars = 0
+        self._waiting = False
+        self._partial: Any = None
+        self._context_estimate = 0
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -375,10 +423,45 @@ class PanelState:
         return self._held_ms + self._clock() - self._held_since
 
     def render(self) -> None:
-        """Send the HTML of the text streamed since the last call (finished blocks, tails)."""
+        """Send the HTML of the text streamed since the last call (finished blocks, tails), and
+        the token estimate of the reply being streamed (once per frame, not per token)."""
         dirty, self._dirty = self._dirty, []
         for open_text in dirty:
             open_text.render(self.sink)
+        if self._message_index is not None or self._waiting:
+            est_in, est_out = self._live_estimate()
+            self._status("est_in", est_in)
+            self._status("est_out", est_out)
+
+    def _live_estimate(self) -> tuple[int, int]:
+        """(input, output) tokens of the reply being streamed: what the provider reported so
+        far, else the estimate."""
+        usage = getattr(self._partial, "usage", None)
+        reported_in = usage.input + usage.cache_read + usage.cache_write if usage else 0
+        reported_out = usage.output if usage else 0
+        return (
+            reported_in or self._context_estimate,
+            reported_out or tokens_of_chars(self._chars),
+        )
+
+    def set_context_estimate(self, tokens: int) -> None:
+        """The estimated size of the request being sent (the widget computes it per request)."""
+        self._context_estimate = tokens
+
+    def set_max_tokens(self, limit: int | None) -> None:
+        """The output limit of this cell's requests (the magic sets it)."""
+        self._status("max_tokens", limit)
+
+    def _waiting_for_model(self) -> None:
+        if not self._waiting:
+            self._waiting = True
+            self._status("waiting_since", self._now())
+        self._status("state", "waiting")
+
+    def _first_token(self) -> None:
+        self._waiting = False
+        self._status("waiting_since", None)
+        self._status("state", "streaming")
 
     def materialize(self) -> dict[str, Any]:
         """Render what is pending, fold buffered parts into ``data`` and return it."""
@@ -428,13 +511,14 @@ class PanelState:
 
     def _on_agent_start(self) -> None:
         self.ended = False
-        self._status("state", "streaming")
+        self.aborted = False
+        self._waiting_for_model()
         self._status("error", None)
         self._run_node = self._node("run", "Agent Run", None)
 
     def _on_turn_start(self) -> None:
         self._status("turn", self.data["status"]["turn"] + 1)
-        self._status("state", "streaming")
+        self._waiting_for_model()
         turn = self.data["status"]["turn"]
         self._turn_node = self._node("turn", f"Turn {turn}", self._run_node)
 
@@ -457,13 +541,16 @@ class PanelState:
                 "blocks": [],
                 "stop_reason": None,
                 "error": None,
+                "note": None,
             }
             self._message_index = index
             self._blocks = {}
             self._sources = []
             self._open_args = {}
             self._tool_of_index = {}
-            self._status("state", "streaming")
+            self._chars = 0
+            self._partial = message
+            self._waiting_for_model()  # until its first token
         else:
             entry = _plain_entry(message)
             self._message_index = None
@@ -485,8 +572,12 @@ class PanelState:
     def _on_update(self, event: MessageUpdateEvent) -> None:
         sub = event.assistant_message_event
         self._count_update(sub.type)
+        self._partial = event.message
+        if self._waiting:
+            self._first_token()
         match sub:
             case TextDeltaEvent() | ThinkingDeltaEvent():
+                self._chars += len(sub.delta)
                 open_text = self._blocks.get(sub.content_index) or self._open_text(
                     sub.content_index, sub.type[: -len("_delta")]
                 )
@@ -497,6 +588,7 @@ class PanelState:
                         self._dirty.append(open_text)
                     self.sink.touch()
             case ToolCallDeltaEvent():
+                self._chars += len(sub.delta)
                 tool_id = self._tool_of_index.get(sub.content_index)
                 if tool_id is None:
                     tool_id = self._tool_block(sub.content_index, sub.partial)
@@ -589,6 +681,7 @@ class PanelState:
             "images": [],
             "is_error": False,
             "diff": None,
+            "not_run": None,
         }
         self._set(["tools", tool_id], card)
 
@@ -611,20 +704,41 @@ class PanelState:
             self._status("error", error)
         if message.provider and message.model:  # the model may change between turns
             self._status("model", f"{message.provider}/{message.model}")
+        if message.stop_reason == "length":
+            self._set(["messages", self._mi(), "note"], self._length_note())
+        # What the provider reported, else the estimate (an abort often comes before usage).
+        self._partial = message
+        tokens_in, tokens_out = self._live_estimate()
         usage = message.usage
+        if tokens_in != usage.input + usage.cache_read + usage.cache_write or (
+            tokens_out != usage.output
+        ):
+            self._status("estimated", True)
         status = self.data["status"]
-        self._status(
-            "tokens_in", status["tokens_in"] + usage.input + usage.cache_read + usage.cache_write
-        )
-        self._status("tokens_out", status["tokens_out"] + usage.output)
+        self._status("tokens_in", status["tokens_in"] + tokens_in)
+        self._status("tokens_out", status["tokens_out"] + tokens_out)
+        self._status("est_in", 0)
+        self._status("est_out", 0)
         self._status("cost", round(status["cost"] + usage.cost.total, 6))
         self._status("elapsed_ms", self._elapsed())
+        self._partial = None
+        self._chars = 0
+        self._waiting = False
+        self._status("waiting_since", None)
         self._message_index = None
         self._blocks = {}
         self._sources = []
         self._open_args = {}
         self._tool_of_index = {}
         self._dirty = [t for t in self._dirty if t.stream is not None and t.dirty]
+
+    def _length_note(self) -> str:
+        limit = self.data["status"]["max_tokens"]
+        at = f" ({limit} tokens)" if limit else ""
+        return (
+            f"cut off: the reply reached the output limit{at}; "
+            "raise it with %%agent --max-tokens N"
+        )
 
     def _reconcile(self, entry: dict[str, Any], message: Any) -> None:
         """Make the blocks match the final message: every text block ended with the message's
@@ -696,12 +810,14 @@ class PanelState:
     def _result(self, tool_id: str, result: Any) -> None:
         text, images = _content_parts(getattr(result, "content", []))
         text = redact(text)  # the card keeps the redacted text: compare with that
+        diff = _namespace_diff(getattr(result, "details", None))
+        if diff is not None:  # the card shows the diff in its own line: not twice
+            text = _without_diff_line(text)
         card = self.data["tools"][tool_id]
         if card["result_text"] != text:
             self._set(["tools", tool_id, "result_text"], text)
         if card["images"] != images:
             self._set(["tools", tool_id, "images"], images)
-        diff = _namespace_diff(getattr(result, "details", None))
         if diff is not None and card["diff"] != diff:
             self._set(["tools", tool_id, "diff"], diff)
 
@@ -716,7 +832,12 @@ class PanelState:
         )
         self._set(["tools", tool_id, "duration_ms"], duration)
         self._set(["tools", tool_id, "is_error"], bool(event.is_error))
-        self._set(["tools", tool_id, "status"], "error" if event.is_error else "done")
+        card = self.data["tools"][tool_id]
+        reason = not_run_reason(card["name"], card["result_text"]) if event.is_error else None
+        if reason is not None:
+            self._set(["tools", tool_id, "not_run"], reason)
+        status = "rejected" if reason is not None else "error" if event.is_error else "done"
+        self._set(["tools", tool_id, "status"], status)
         self._end_node(self._tool_nodes.pop(tool_id, None))
 
     def _on_agent_end(self, event: AgentEndEvent) -> None:
@@ -728,8 +849,10 @@ class PanelState:
                 elif message.stop_reason == "error":
                     final = "error"
                 break
+        if self.aborted and final == "done":  # aborted during tools: the answer had finished
+            final = "aborted"
         for tool_id, card in list(self.data["tools"].items()):
-            if card["status"] in ("pending", "running", "progress"):
+            if card["status"] in ("pending", "running", "awaiting-approval", "progress"):
                 self._set(["tools", tool_id, "status"], "error")
         self._end_node(self._turn_node)
         self._turn_node = None
@@ -791,6 +914,20 @@ class PanelState:
 
     def set_approvals(self, approvals: list[dict[str, Any]]) -> None:
         self._set(["approvals"], approvals)
+        state = self.data["status"]["state"]
+        if approvals and state not in ("aborted", "error", "done"):
+            self._status("state", "awaiting-approval")
+        elif not approvals and state == "awaiting-approval":
+            self._status("state", "running-tools")
+
+    def set_tool_status(self, tool_id: str, status: str, *, only: str | None = None) -> None:
+        """A card's status set from outside the events (approvals); with ``only``, just when
+        it is that status now."""
+        card = self.data["tools"].get(tool_id)
+        if card is None or (only is not None and card["status"] != only):
+            return
+        if card["status"] != status:
+            self._set(["tools", tool_id, "status"], status)
 
 
 def compaction_note(count: int) -> str:
@@ -846,9 +983,11 @@ __all__ = [
     "IMAGE_TYPES",
     "STATES",
     "TAIL_LIMIT",
+    "TOOL_STATUSES",
     "PanelState",
     "compaction_note",
     "initial_state",
+    "not_run_reason",
     "redact",
     "text_block",
 ]

@@ -27,6 +27,13 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 PREVIEW_CHARS = 600
 #: Most characters of one tool result kept in the saved transcript.
 FULL_CHARS = 20_000
+#: How states and tool statuses read (as view.js's STATE_LABELS / TOOL_LABELS).
+STATE_LABELS = {
+    "waiting": "waiting for the model",
+    "running-tools": "running tools",
+    "awaiting-approval": "awaiting approval",
+}
+TOOL_LABELS = {"awaiting-approval": "awaiting approval", "rejected": "malformed call: not run"}
 
 
 def _image(image: dict[str, Any]) -> str:
@@ -57,9 +64,17 @@ class _Anchors:
     """Element ids of one transcript: ``PREFIX-mN`` for message N, ``PREFIX-tN`` for the Nth
     tool card (tool call ids may hold any character, so they are numbered)."""
 
-    def __init__(self, prefix: str, tools: dict[str, Any]) -> None:
+    def __init__(
+        self, prefix: str, tools: dict[str, Any], messages: list[dict[str, Any]]
+    ) -> None:
         self.prefix = prefix
         self.tools = {tool_id: n for n, tool_id in enumerate(tools)}
+        # A tool result its card shows is not rendered: a link to it goes to that card.
+        self.shown_by_card = {
+            i: str(m.get("tool_call_id", ""))
+            for i, m in enumerate(messages)
+            if m.get("role") == "toolResult" and str(m.get("tool_call_id", "")) in tools
+        }
 
     def message(self, index: Any) -> str:
         return f"{self.prefix}-m{int(index)}" if self.prefix else ""
@@ -72,7 +87,10 @@ class _Anchors:
         if not isinstance(target, dict):
             return ""
         if isinstance(target.get("message"), int):
-            return self.message(target["message"])
+            index = target["message"]
+            if index in self.shown_by_card:
+                return self.tool(self.shown_by_card[index])
+            return self.message(index)
         if "tool" in target:
             return self.tool(target["tool"])
         return ""
@@ -89,13 +107,19 @@ def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> s
     if card is None:
         return head + "</div>"
     duration = card.get("duration_ms")
+    label = escape_html(TOOL_LABELS.get(str(card.get("status")), str(card.get("status", ""))))
     parts = [
         head,
         '<div class="pi-tool-head">',
         f'<span class="pi-tool-name">{escape_html(str(card.get("name", "")))}</span>',
-        f'<span class="pi-tool-status">{status}</span>',
+        f'<span class="pi-tool-status">{label}</span>',
         f'<span class="pi-tool-duration">{elapsed(duration) if duration is not None else ""}'
         "</span></div>",
+    ]
+    if card.get("not_run"):
+        line = f"The model's call was malformed ({card['not_run']}): the tool did not run."
+        parts.append(f'<div class="pi-tool-not-run">{escape_html(line)}</div>')
+    parts += [
         f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>',
         '<div class="pi-tool-result">',
     ]
@@ -153,22 +177,22 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
         if error or reason == "aborted":
             line = f"[{reason or 'error'}]" + (f" {error}" if error else "")
             body.append(f'<div class="pi-message-error">{escape_html(line)}</div>')
+        if entry.get("note"):
+            line = f"[{reason or 'note'}] {entry['note']}"
+            body.append(f'<div class="pi-message-note">{escape_html(line)}</div>')
         return head + "".join(body) + "</div>"
     if role == "compaction":
         text = escape_html(str(entry.get("text", "")))
         return f'{head}<span class="pi-compaction">{text}</span></div>'
     if role == "toolResult":
+        if str(entry.get("tool_call_id", "")) in tools:  # its tool card shows it, once
+            return ""
         flag = " (error)" if entry.get("is_error") else ""
         label = f"{entry.get('tool_name', '')}{flag} →"
         text = str(entry.get("text", ""))
         body.append(f'<span class="pi-role">{escape_html(label)}</span>')
-        if str(entry.get("tool_call_id", "")) in tools:
-            full = _cut(text, FULL_CHARS, "\n[… {} more characters]")
-            pre = f'<pre class="pi-result-text">{escape_html(full)}</pre>'
-            body.append(_details("pi-result-details", "result (shown in the card)", pre))
-        else:
-            preview = _cut(text, PREVIEW_CHARS, " …")
-            body.append(f'<pre class="pi-result-text">{escape_html(preview)}</pre>')
+        preview = _cut(text, PREVIEW_CHARS, " …")
+        body.append(f'<pre class="pi-result-text">{escape_html(preview)}</pre>')
     else:
         label = "user" if role == "user" else str(entry.get("custom_role") or "custom")
         body.append(f'<span class="pi-role">{escape_html(label)}</span>')
@@ -233,10 +257,14 @@ def _lifecycle(nodes: list[dict[str, Any]], anchors: _Anchors) -> str:
 
 def _status(status: dict[str, Any]) -> str:
     state = str(status.get("state", ""))
-    tokens = f"{int(status.get('tokens_in', 0))} in / {int(status.get('tokens_out', 0))} out"
+    tokens_in = int(status.get("tokens_in", 0)) + int(status.get("est_in", 0) or 0)
+    tokens_out = int(status.get("tokens_out", 0)) + int(status.get("est_out", 0) or 0)
+    tokens = f"{tokens_in} in / {tokens_out} out"
+    if status.get("estimated") or status.get("est_in") or status.get("est_out"):
+        tokens = f"~{tokens_in} in / ~{tokens_out} out (estimate)"
     spans = [
         ("model", str(status.get("model", ""))),
-        ("state-label", state),
+        ("state-label", STATE_LABELS.get(state, state)),
         ("turn", f"turn {int(status.get('turn', 0))}"),
         ("tokens", tokens),
         ("cost", f"${float(status.get('cost', 0)):.4f}"),
@@ -315,7 +343,7 @@ def render_static_html(state: dict[str, Any], css: str = "", anchor: str = "") -
     ``anchor``: a prefix, unique in the page, for the ids the tree's links point at)."""
     status = state.get("status", {})
     tools = state.get("tools", {})
-    anchors = _Anchors(re.sub(r"[^A-Za-z0-9_-]", "", anchor), tools)
+    anchors = _Anchors(re.sub(r"[^A-Za-z0-9_-]", "", anchor), tools, state.get("messages", []))
     messages = "".join(
         _message(i, m, tools, anchors) for i, m in enumerate(state.get("messages", []))
     )
@@ -324,8 +352,29 @@ def render_static_html(state: dict[str, Any], css: str = "", anchor: str = "") -
     return (
         f'{style}<div class="pi-panel pi-static tex2jax_ignore mathjax_ignore" '
         f'data-state="{state_name}">{_status(status)}<div class="pi-transcript">{messages}'
-        f"</div>{_context(state.get('context'))}"
+        f"</div>{_queue(state.get('queue', []))}{_context(state.get('context'))}"
         f"{_lifecycle(state.get('lifecycle', []), anchors)}</div>"
+    )
+
+
+def _queue(items: list[dict[str, Any]]) -> str:
+    """Messages still queued when the run ended: the next ``%%agent`` cell delivers them."""
+    if not items:
+        return ""
+    where = {
+        "steer": "steer (with the next %%agent cell's prompt)",
+        "followup": "follow-up (after the next %%agent cell's answer)",
+    }
+    rows = "".join(
+        f'<li class="pi-queue-item" data-kind="{escape_html(str(i.get("kind", "")))}">'
+        f"{escape_html(where.get(str(i.get('kind')), str(i.get('kind'))))}: "
+        f"{escape_html(str(i.get('text', '')))}</li>"
+        for i in items
+    )
+    title = "Queued for the next %%agent cell (%agent status lists it, %agent reset drops it)"
+    return (
+        f'<div class="pi-queue-box"><div class="pi-queue-title">{title}</div>'
+        f'<ul class="pi-queue">{rows}</ul></div>'
     )
 
 

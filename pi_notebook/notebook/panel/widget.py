@@ -29,10 +29,13 @@ import anywidget
 import traitlets
 
 from ...ai import AbortSignal
+from ...tools import ApprovalTimeout, approval_timeout, format_seconds
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
+from ..estimate import estimate_context_tokens
 from ..render import render_transcript
 from ..stepping import DEFAULT_GRANULARITY, MODEL_REQUEST, StepNarrator, hold_points
 from .assets import frontend
+from .handover import FINAL_DRAFT_WAIT, Handover
 from .state import PanelState, compaction_note
 from .static import render_static_html
 from .step import StepGate
@@ -92,6 +95,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._markers: dict[int, list[str]] = {}
         """Compaction markers by the index of the message they come before."""
         self._plain: str | None = None
+        self._handover = Handover()
         self.finished = False
         super().__init__(state=self._state_for_sync(), **kwargs)
         self.transport.before_flush = self._state.render
@@ -156,13 +160,18 @@ class AgentPanel(anywidget.AnyWidget):
         self._markers.setdefault(len(self._messages), []).append(compaction_note(compaction.count))
 
     def _listener(self, event: Any, signal: AbortSignal) -> Awaitable[None] | None:
-        self._state.apply(event)
         kind = event.type
         if kind != "message_update":
             self._narrator.observe(event)
         if kind in _STRUCTURAL:
+            if kind == "agent_end" and signal.aborted:  # also when aborted during tools
+                self._state.aborted = True
+            elif kind == "message_end" and getattr(event.message, "role", "") != "assistant":
+                self._estimate_request()  # the next request holds this message: its size
+        self._state.apply(event)
+        if kind in _STRUCTURAL:
             if kind == "message_start" or kind == "agent_end":
-                self._refresh_queue()
+                self.refresh_queue()
             if kind == "message_end":
                 self._messages.append(event.message)
             if kind == "agent_end":
@@ -173,6 +182,21 @@ class AgentPanel(anywidget.AnyWidget):
             self.transport.flush()
             return self._step.hold(kind, signal, lambda: self._words(kind, event))
         return None
+
+    def _estimate_request(self) -> None:
+        """The next request's size in tokens (Pi's 4 characters a token), estimated when a
+        prompt, steering message or tool result joins the transcript (not per token), shown
+        while the model thinks and until the provider reports usage."""
+        agent = self._agent
+        if agent is not None:
+            state = agent.state
+            tokens = estimate_context_tokens(state.messages, state.system_prompt, state.tools)
+            self._state.set_context_estimate(tokens)
+
+    def set_max_tokens(self, limit: int | None) -> None:
+        """The output limit of the run's requests (named when a reply is cut by it)."""
+        self._state.set_max_tokens(limit)
+
 
     def before_request(
         self, request: SentRequest, signal: AbortSignal | None
@@ -289,23 +313,31 @@ class AgentPanel(anywidget.AnyWidget):
                 self._state.set_note("abort requested")
             else:
                 self._state.set_note("no run is active")
-        elif kind in ("steer", "followup"):
+        elif kind in ("steer", "followup", "interrupt_send"):
             text = str(content.get("text", "")).strip()
+            self._handover.sent()
             if not text:
-                self._state.set_note(f"{kind}: type a message first")
-            elif not running or agent is None:
-                self._state.set_note("no run is active: write a new %%agent cell")
-            else:
-                if kind == "steer":
-                    agent.steer(text)
-                else:
+                self._state.set_note(f"{kind.replace('_', ' ')}: type a message first")
+            elif agent is None:
+                self._state.set_note("this panel's run is gone: write a new %%agent cell")
+            elif kind == "interrupt_send" and running:
+                self._handover.interrupt_with(text)
+                self._step.run_to_end()
+                agent.abort()
+                self._state.set_note("interrupting: your message is sent when the stream stops")
+            else:  # sent as the run ends: the next %%agent cell delivers it
+                if kind == "followup":
                     agent.follow_up(text)
-                self._state.set_note(None)
-                self._refresh_queue()
+                else:
+                    agent.steer(text)
+                self._state.set_note(None if running else "queued for the next %%agent cell")
+            self.refresh_queue()
+        elif kind == "draft":
+            self._handover.on_draft(str(content.get("text", "")), final=bool(content.get("final")))
         elif kind == "clear_queue":
             if agent is not None:
                 agent.clear_all_queues()
-            self._refresh_queue()
+            self.refresh_queue()
         elif kind == "next":
             self._step.next()
         elif kind == "run_to_end":
@@ -316,14 +348,42 @@ class AgentPanel(anywidget.AnyWidget):
             self._state.set_context_json(context_json(self._request, JSON_CHARS))
         self.transport.flush()
 
-    def _refresh_queue(self) -> None:
+    def refresh_queue(self) -> None:
+        """Show the agent's queues (and a pending *Interrupt & send*) as they are now."""
         agent = self._agent
         if agent is None:
             return
-        items = [{"kind": "steer", "text": _message_text(m)} for m in agent.steering_queue] + [
-            {"kind": "followup", "text": _message_text(m)} for m in agent.follow_up_queue
-        ]
+        items = [{"kind": "interrupt", "text": t} for t in self._handover.interrupting]
+        items += [{"kind": "steer", "text": _message_text(m)} for m in agent.steering_queue]
+        items += [{"kind": "followup", "text": _message_text(m)} for m in agent.follow_up_queue]
         self._state.set_queue(items)
+
+    # -- what must outlive the run (the draft, interrupt and send) ---------------------------
+
+    def take_interrupt(self) -> str | None:
+        """An *Interrupt & send* message to prompt with now that the stream stopped, or None."""
+        text = self._handover.take_interrupt()
+        if text is not None:
+            self._state.set_note(None)
+            self.refresh_queue()
+        return text
+
+    async def collect_draft(self, timeout: float = FINAL_DRAFT_WAIT) -> str:
+        """The unsent draft in the panel's box at the end of the run ("" for none): a
+        connected view is asked for its final draft (so nothing typed up to now is lost),
+        otherwise the latest draft a view sent is used."""
+        if not self.transport.ready or self.finished:
+            return self._handover.take_draft()
+
+        def announce() -> None:
+            self.transport.flush()
+            self.send({"type": "closing"})
+
+        return await self._handover.final_draft(announce, timeout)
+
+    def take_draft(self) -> str:
+        """The latest draft a view sent, without asking (an interrupted run cannot wait)."""
+        return self._handover.take_draft()
 
     def _on_hold(self, point: str | None, words: tuple[str, str] | None) -> None:
         self._state.set_held(point, words)
@@ -337,16 +397,22 @@ class AgentPanel(anywidget.AnyWidget):
     # -- approvals (used by the tools' approver) -------------------------------------------
 
     async def request_approval(self, request: Any, signal: AbortSignal | None = None) -> bool:
-        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort)."""
+        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort).
+
+        Unanswered after :func:`~pi_notebook.tools.approval_timeout` seconds (no front end
+        attached, or nobody there), it raises :class:`~pi_notebook.tools.ApprovalTimeout`:
+        the call is refused and the panel says so.
+        """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool] = loop.create_future()
         card = {
             "tool_call_id": request.tool_call_id,
             "tool_name": request.tool_name,
             "summary": request.summary,
-            "args_text": json.dumps(request.args, indent=2, default=str, sort_keys=True),
+            "args_text": json.dumps(request.args, indent=2, default=str, ensure_ascii=False),
         }
         self._approvals[request.tool_call_id] = (card, future)
+        self._state.set_tool_status(request.tool_call_id, "awaiting-approval")
         self._publish_approvals()
 
         def deny() -> None:
@@ -354,12 +420,20 @@ class AgentPanel(anywidget.AnyWidget):
                 future.set_result(False)
 
         remove = signal.add_listener(deny) if signal is not None else None
+        timeout = approval_timeout()
         try:
-            return await future
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            self._state.set_note(
+                f"no answer to the approval of {request.tool_name} within "
+                f"{format_seconds(timeout)}: the call was refused"
+            )
+            raise ApprovalTimeout(timeout) from None
         finally:
             if remove is not None:
                 remove()
             self._approvals.pop(request.tool_call_id, None)
+            self._state.set_tool_status(request.tool_call_id, "running", only="awaiting-approval")
             self._publish_approvals()
 
     def _resolve_approval(self, tool_call_id: str, approved: Any) -> None:

@@ -1,0 +1,71 @@
+"""What a conversation keeps between ``%%agent`` cells besides its Agent's own state.
+
+A conversation is an :class:`~pi_notebook.agent.Agent` (the default one, or one named with
+``--agent NAME``). Its tools live on the Agent (``agent.state.tools``); its approval policy
+(``--approve writes|all|none``) lives here, one per Agent, weakly keyed so a dropped Agent takes
+its policy along. Both stay for every later cell (also through ``--new``, which copies them,
+and ``%agent reset``, which clears only the messages) until a cell changes them, so a policy
+can never lapse while the tools it guards are still there.
+
+This module must never run a tool, ask for an approval or touch the notebook namespace.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Literal, TypeAlias
+
+from ..agent import Agent, AgentTool
+
+ApprovalPolicy: TypeAlias = Literal["none", "writes", "all"]
+POLICIES: tuple[ApprovalPolicy, ...] = ("none", "writes", "all")
+
+POLICY_TEXT: dict[str, str] = {
+    "none": "none (tools run without asking)",
+    "writes": "writes (asks before a tool writes variables or runs code)",
+    "all": "all (asks before every tool call)",
+}
+
+_policies: weakref.WeakKeyDictionary[Agent, ApprovalPolicy] = weakref.WeakKeyDictionary()
+
+
+def approval_policy(agent: Agent) -> ApprovalPolicy:
+    """The conversation's approval policy (``"none"`` until a cell set one)."""
+    return _policies.get(agent, "none")
+
+
+def as_policy(text: str) -> ApprovalPolicy:
+    """``--approve``'s value as a policy; ValueError for anything else."""
+    for policy in POLICIES:
+        if text == policy:
+            return policy
+    raise ValueError(f"approval policy must be one of {', '.join(POLICIES)}, got {text!r}")
+
+
+def set_approval_policy(agent: Agent, policy: ApprovalPolicy) -> None:
+    if policy == "none":
+        _policies.pop(agent, None)
+    else:
+        _policies[agent] = policy
+
+
+def copy_settings(old: Agent, new: Agent) -> None:
+    """``--new``: the fresh conversation keeps the old one's tools and approval policy."""
+    new.state.tools = old.state.tools
+    set_approval_policy(new, approval_policy(old))
+
+
+def tools_text(tools: list[AgentTool]) -> str:
+    return ", ".join(t.name for t in tools) if tools else "none"
+
+
+__all__ = [
+    "POLICIES",
+    "POLICY_TEXT",
+    "ApprovalPolicy",
+    "approval_policy",
+    "as_policy",
+    "copy_settings",
+    "set_approval_policy",
+    "tools_text",
+]

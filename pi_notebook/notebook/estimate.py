@@ -1,0 +1,114 @@
+"""Token estimates where the provider has not reported usage: Pi's 4 characters a token
+(``pi-ai``'s ``utils/estimate``).
+
+:func:`estimate_context_tokens` is Pi's ``estimateContextTokens``: the usage the last finished
+assistant reply reported, plus an estimate of the messages after it; with no such reply, every
+message, the system prompt and the tools' JSON. The panel calls it once per model request
+(never per token) to show the prompt's size while the model thinks, and counts the streamed
+reply as it arrives (:data:`CHARS_PER_TOKEN`); the output limit is clamped with it to the
+context window, as Pi does. Estimates are shown as such, never written into a message's
+``usage``. This module must stay pure: it reads messages and never changes them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+#: Characters an image counts for (Pi's ``ESTIMATED_IMAGE_CHARS``).
+IMAGE_CHARS = 4800
+
+
+def tokens_of_chars(chars: int) -> int:
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    chars = 0
+    for block in content or []:
+        text = getattr(block, "text", None)
+        chars += len(text) if getattr(block, "type", "") == "text" and text else 0
+        chars += IMAGE_CHARS if getattr(block, "type", "") == "image" else 0
+    return chars
+
+
+def estimate_message_tokens(message: Any) -> int:
+    role = getattr(message, "role", None)
+    if role in ("user", "toolResult"):
+        return tokens_of_chars(_content_chars(getattr(message, "content", "")))
+    chars = 0
+    content = getattr(message, "content", None)
+    for block in content if isinstance(content, list) else []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            chars += len(block.text)
+        elif kind == "thinking":
+            chars += len(block.thinking)
+        elif kind == "toolCall":
+            chars += len(block.name) + len(_json(block.arguments))
+    return tokens_of_chars(chars)
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return "[unserializable]"
+
+
+def _reported(message: Any) -> int:
+    usage = getattr(message, "usage", None)
+    if usage is None:
+        return 0
+    total = int(usage.total_tokens or 0)
+    return total or usage.input + usage.output + usage.cache_read + usage.cache_write
+
+
+def estimate_context_tokens(
+    messages: Sequence[Any], system_prompt: str = "", tools: Sequence[Any] = ()
+) -> int:
+    """About how many tokens a request with these messages, system prompt and tools has."""
+    last = None
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if (
+            getattr(message, "role", None) == "assistant"
+            and message.stop_reason not in ("aborted", "error")
+            and _reported(message) > 0
+        ):
+            last = index
+            break
+    if last is not None:
+        trailing = sum(estimate_message_tokens(m) for m in messages[last + 1 :])
+        return _reported(messages[last]) + trailing
+    tokens = sum(estimate_message_tokens(m) for m in messages)
+    if system_prompt:
+        tokens += tokens_of_chars(len(system_prompt))
+    if tools:
+        described = [
+            {"name": t.name, "description": t.description, "parameters": _schema(t)}
+            for t in tools
+        ]
+        tokens += tokens_of_chars(len(_json(described)))
+    return tokens
+
+
+def _schema(tool: Any) -> Any:
+    schema = getattr(tool, "json_schema", None)
+    try:
+        return schema() if callable(schema) else getattr(tool, "parameters", {})
+    except Exception:  # a tool whose schema cannot be built still counts its name
+        return {}
+
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "estimate_context_tokens",
+    "estimate_message_tokens",
+    "tokens_of_chars",
+]
