@@ -159,6 +159,46 @@ def kernel_env(tmp: Path) -> dict[str, str]:
     return env
 
 
+#: Kernel code for the panel tests: ``after_view(step)`` is a faux reply (or reply factory)
+#: that waits until a view of the running panel (``_agent_panel``) said hello. A faux run can
+#: end in milliseconds, before the test's view joins; a test that follows the live panel gates
+#: its replies on the view instead of hoping that pacing gives the hello time to arrive. It
+#: waits on the hello itself (no polling), and after ``timeout`` seconds it answers anyway, so
+#: a run without a view fails the test's assertions instead of hanging.
+VIEW_GATE = """
+import inspect as _inspect
+
+def after_view(step, timeout=30):
+    async def reply(context, options, state, model):
+        panel = _agent_panel
+        if not panel.transport.ready:
+            loop = asyncio.get_running_loop()
+            seen = loop.create_future()
+
+            def joined(*_):
+                if panel.transport.ready and not seen.done():
+                    seen.set_result(None)
+
+            def on_msg(_widget, content, _buffers):
+                if isinstance(content, dict) and content.get("type") == "hello":
+                    loop.call_soon_threadsafe(joined)  # after the panel's own handling of it
+
+            panel.on_msg(on_msg)
+            loop.call_soon(joined)  # a hello that came in while this was being set up
+            try:
+                await asyncio.wait_for(seen, timeout)
+            except TimeoutError:
+                pass
+            finally:
+                panel.on_msg(on_msg, remove=True)
+        if not callable(step):
+            return step
+        answer = step(context, options, state, model)  # a scripted factory
+        return await answer if _inspect.isawaitable(answer) else answer
+    return reply
+"""
+
+
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
     tmp = tmp_path_factory.mktemp("kernel")
@@ -189,6 +229,7 @@ def ui_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
             "import asyncio\nimport pi_notebook.notebook as pn\n"
             "from pi_notebook.ai import faux_assistant_message, register_faux_provider"
         )
+        kernel.ok(VIEW_GATE)
         yield kernel
     finally:
         kernel.shutdown()

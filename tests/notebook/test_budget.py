@@ -86,7 +86,7 @@ def test_max_turns_says_why_it_stopped(kernel: Kernel) -> None:
 
 
 def test_the_panel_shows_the_note(ui_kernel: Kernel) -> None:
-    priced(ui_kernel, "b5", "calls(3)")
+    priced(ui_kernel, "b5", "[after_view(m) for m in calls(3)]")  # a view follows from the start
     client = PanelClient(ui_kernel)
     assert run_cell(ui_kernel, "%%agent --tools T --max-cost 0.15\nGo", client) == "ok"
     assert client.state is not None

@@ -8,14 +8,24 @@ from .conftest import Kernel
 from .test_panel_kernel import PanelClient, run_cell
 
 
-def small(kernel: Kernel, name: str, replies: list[str], tps: float | None = None) -> None:
+def small(
+    kernel: Kernel, name: str, replies: list[str], tps: float | None = None, gate_from: int = -1
+) -> None:
+    """Script ``replies`` on a model with a small window; from index ``gate_from`` on, each
+    waits for a view of the running panel (conftest's ``after_view``)."""
+    steps = ", ".join(
+        f"after_view(faux_assistant_message({t!r}))"
+        if 0 <= gate_from <= i
+        else f"faux_assistant_message({t!r})"
+        for i, t in enumerate(replies)
+    )
     kernel.ok(
         "import pi_notebook.notebook as pn\n"
         "from pi_notebook.ai import faux_assistant_message, register_faux_provider\n"
         "A, B = 'A' * 800, 'B' * 800\n"
         f"{name} = register_faux_provider(token_size=(1, 1), tokens_per_second={tps!r}, "
         "models=[{'id': 'small', 'context_window': 400}])\n"
-        f"{name}.set_responses([faux_assistant_message(t) for t in {replies!r}])\n"
+        f"{name}.set_responses([{steps}])\n"
         f"pn.use_model({name})\n"
         "%agent reset"
     )
@@ -57,7 +67,7 @@ def test_compact_by_hand(kernel: Kernel) -> None:
 
 
 def test_the_panel_shows_a_one_line_marker(ui_kernel: Kernel) -> None:
-    small(ui_kernel, "c4", ["r1", "SUMMARY", "r2" * 20], tps=200)  # paced: a view joins
+    small(ui_kernel, "c4", ["r1", "SUMMARY", "r2" * 20], gate_from=1)  # the panel run's
     ui_kernel.ok("%%agent --plain\n{A}")
     client = PanelClient(ui_kernel)
     assert run_cell(ui_kernel, "%%agent\n{B}", client) == "ok"

@@ -26,10 +26,15 @@ from .conftest import Kernel
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
-def script(kernel: Kernel, name: str, replies: list[str], tps: float | None = None) -> None:
+def script(
+    kernel: Kernel, name: str, replies: list[str], tps: float | None = None, gate: bool = True
+) -> None:
+    """Script ``replies``; with ``gate`` each one waits for a view of the panel (conftest's
+    ``after_view``), so the test's view follows the run from its start, however fast."""
+    wrap = "after_view(faux_assistant_message(t))" if gate else "faux_assistant_message(t)"
     kernel.ok(
         f"{name} = register_faux_provider(token_size=(1, 1), tokens_per_second={tps!r})\n"
-        f"{name}.set_responses([faux_assistant_message(t) for t in {replies!r}])\n"
+        f"{name}.set_responses([{wrap} for t in {replies!r}])\n"
         f"pn.use_model({name})\n"
         "%agent reset"
     )
@@ -279,7 +284,7 @@ def test_step_mode_run_to_end_releases_the_rest(ui_kernel: Kernel) -> None:
 
 
 def test_plain_mode_still_prints_the_transcript_once(ui_kernel: Kernel, tmp_path: Path) -> None:
-    script(ui_kernel, "p6", ["plain reply"])
+    script(ui_kernel, "p6", ["plain reply"], gate=False)  # no panel: nothing to wait for
     client = PanelClient(ui_kernel)
     assert run_cell(ui_kernel, "%%agent --plain\nHi", client) == "ok"
     assert client.comm_id is None and not client.displays

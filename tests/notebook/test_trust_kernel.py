@@ -72,11 +72,12 @@ def _leaks(text: str) -> list[str]:
     return [secret for secret in SECRETS if secret in text]
 
 
-def _secret_run(kernel: Kernel, name: str) -> None:
+def _secret_run(kernel: Kernel, name: str, gate: bool = False) -> None:
     kernel.ok(SECRET_SETUP)
+    script = f"[after_view(m) for m in {SCRIPT}]" if gate else SCRIPT  # gate: a view follows
     kernel.ok(
         f"{name} = register_faux_provider(token_size=(1, 1))\n"
-        f"{name}.set_responses({SCRIPT})\n"
+        f"{name}.set_responses({script})\n"
         f"pn.use_model({name})\n"
         "%agent reset"
     )
@@ -104,18 +105,18 @@ def test_secrets_never_reach_the_model_or_plain_outputs(kernel: Kernel) -> None:
 
 
 def test_secrets_never_reach_the_panel_its_state_or_the_static_output(ui_kernel: Kernel) -> None:
-    _secret_run(ui_kernel, "s2")
+    _secret_run(ui_kernel, "s2", gate=True)
     client = PanelClient(ui_kernel)
     assert run_cell(ui_kernel, "%%agent --tools notebook\nWhat is in my environment?", client) == (
         "ok"
     )
     # The panel's state in the kernel (a finished panel is closed, so no widget state is saved
-    # with the notebook) and, if a view followed the run, the state it rebuilt.
+    # with the notebook) and the state the view rebuilt from what the comm carried.
     saved = _panel_state(ui_kernel)
     assert _assistant_text(saved) == "I found [redacted: GITHUB_TOKEN] in the environment."
     assert _leaks(json.dumps(saved)) == []
-    if client.state is not None:
-        assert _leaks(json.dumps(client.state)) == []
+    assert client.state is not None and _assistant_text(client.state) == _assistant_text(saved)
+    assert _leaks(json.dumps(client.state)) == []
     static = client.updates[-1]
     assert _leaks(static["text/html"]) == [] and _leaks(static["text/plain"]) == []
     assert "[redacted: GITHUB_TOKEN]" in static["text/html"]
