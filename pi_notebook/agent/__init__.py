@@ -45,6 +45,7 @@ from .loop import (
     run_agent_loop_continue,
 )
 from .queue import MessageQueue, QueueMode
+from .request_purpose import RequestPurpose, request_purpose, requesting
 from .sizes import estimate_tokens, message_chars, messages_tokens
 from .summarise import SUMMARY_MARK, is_summary, summary_message
 from .tool_batch import truncated_call_text
@@ -95,6 +96,7 @@ __all__ = [
     "MessageStartEvent",
     "MessageUpdateEvent",
     "QueueMode",
+    "RequestPurpose",
     "RunLimits",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
@@ -119,6 +121,8 @@ __all__ = [
     "messages_tokens",
     "overflow_retrying",
     "reply_cost",
+    "request_purpose",
+    "requesting",
     "run_agent_loop",
     "run_agent_loop_continue",
     "summary_message",

@@ -70,6 +70,7 @@ from .limits import (
 )
 from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
+from .request_purpose import requesting
 from .sizes import message_chars
 from .summarise import request_summary
 from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
@@ -427,7 +428,8 @@ class Agent:
                 "reasoning": None,
             }
         )
-        reply = await request_summary(self.stream_fn or default_stream, model, context, options)
+        with requesting("summary"):
+            reply = await request_summary(self.stream_fn or default_stream, model, context, options)
         chars = len(context.system_prompt or "") + sum(message_chars(m) for m in context.messages)
         self._summary_cost += reply_cost(reply, model, chars)  # it counts towards budgets
         return reply

@@ -45,6 +45,7 @@ from ..ai import (
     is_context_overflow,
     maybe_await,
 )
+from .request_purpose import requesting
 from .sizes import estimate_tokens, message_chars
 from .summarise import is_summary, reply_text, summary_message, summary_request
 
@@ -269,7 +270,8 @@ def overflow_retrying(
                 if event.type == "error" and is_context_overflow(event.error):
                     retry = await _compacted(context, options)
                     if retry is not None:
-                        again = await maybe_await(stream_fn(model, retry, options))
+                        with requesting("retry"):
+                            again = await maybe_await(stream_fn(model, retry, options))
                         async for retry_run in again.runs():
                             yield retry_run
                         return

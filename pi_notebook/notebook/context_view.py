@@ -24,11 +24,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..agent import RequestPurpose, request_purpose
 from ..ai import AbortSignal, Context, Model, StreamOptions, maybe_await, redact, redact_data
 from ..ai import stream as default_stream
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..agent import Agent, AgentEvent
 
 #: Characters of one message shown in the panel's list (the raw JSON has all of it).
 PREVIEW_CHARS = 300
@@ -50,11 +51,19 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(length / 4)
 
 
+#: How ``%agent context`` and the panel name a request that is not the turn's first.
+PURPOSE_WORDS = {
+    "summary": "a compaction summary request",
+    "retry": "the request again, compacted, after a context overflow",
+}
+
+
 @dataclass(slots=True)
 class SentRequest:
     """One model request of a run, as the provider got it (references, not copies)."""
 
     turn: int
+    """The loop's turn the request belongs to (a summary or a retry keeps its turn's number)."""
     model: str
     """``provider/id``."""
     system_prompt: str
@@ -62,6 +71,8 @@ class SentRequest:
     tools: list[Any]
     options: dict[str, Any] = field(default_factory=dict)
     """The stream options that were set, without the key, the signal or header values."""
+    purpose: RequestPurpose = "turn"
+    """Why it was sent: the turn's request, a compaction summary, or a retry after overflow."""
 
     def summary(self) -> str:
         count = len(self.messages)
@@ -98,7 +109,13 @@ def options_view(options: StreamOptions | None) -> dict[str, Any]:
 
 
 class RequestTap:
-    """Keeps every request of a run; ``before`` (if given) runs first and may be awaited."""
+    """Keeps every request of a run, numbered by the loop's turns (``turn_start`` events), so
+    a compaction summary or an overflow retry does not count as a turn of its own.
+
+    ``before`` (if given) runs first, and may be awaited, for each request a turn sends (the
+    turn's request and its retry), not for summary requests: the panel shows and holds what the
+    turn sends.
+    """
 
     def __init__(
         self,
@@ -106,37 +123,59 @@ class RequestTap:
     ) -> None:
         self.requests: list[SentRequest] = []
         self.before = before
+        self.turns = 0
+        """``turn_start`` events seen in the run."""
 
     def install(self, agent: Agent) -> Callable[[], None]:
-        """Wrap ``agent.stream_fn`` until the returned function is called."""
+        """Wrap ``agent.stream_fn`` and follow the agent's turns until the returned function is
+        called."""
         inner = agent.stream_fn
         call = inner if inner is not None else default_stream
+
+        def on_event(event: AgentEvent) -> None:
+            if event.type == "turn_start":
+                self.turns += 1
 
         async def stream_fn(
             model: Model, context: Context, options: StreamOptions | None = None
         ) -> Any:
             request = SentRequest(
-                turn=len(self.requests) + 1,
+                turn=max(self.turns, 1),
                 model=f"{model.provider}/{model.id}",
                 system_prompt=context.system_prompt or "",
                 messages=context.messages,
                 tools=list(context.tools or []),
                 options=options_view(options),
+                purpose=request_purpose(),
             )
             self.requests.append(request)
-            if self.before is not None:
+            if self.before is not None and request.purpose != "summary":
                 pending = self.before(request, options.signal if options else None)
                 if pending is not None:
                     await pending
             return await maybe_await(call(model, context, options))
 
         agent.stream_fn = stream_fn
+        unsubscribe = agent.subscribe(on_event)
 
         def restore() -> None:
+            unsubscribe()
             if agent.stream_fn is stream_fn:
                 agent.stream_fn = inner
 
         return restore
+
+
+def turn_request(requests: list[SentRequest], turn: int) -> SentRequest | None:
+    """What ``turn`` sent for its answer: its last request that is not a summary (the retry,
+    when the first was refused for overflow), or None."""
+    sent = [r for r in requests if r.turn == turn and r.purpose != "summary"]
+    return sent[-1] if sent else None
+
+
+def turn_count(requests: list[SentRequest]) -> int:
+    """How many turns made a model request."""
+    return len({r.turn for r in requests if r.purpose != "summary"})
 
 
 # -- reading messages --------------------------------------------------------------------------
@@ -255,8 +294,9 @@ def _dump(message: Any) -> Any:
 
 def context_text(request: SentRequest) -> str:
     """``%agent context TURN``: every message of the request with its role and estimate."""
+    purpose = f" ({PURPOSE_WORDS[request.purpose]})" if request.purpose in PURPOSE_WORDS else ""
     lines = [
-        f"turn {request.turn}: the request to {request.model}: {request.summary()} "
+        f"turn {request.turn}: the request to {request.model}{purpose}: {request.summary()} "
         f"({ESTIMATE_NOTE})",
         f"system ({tokens_text(estimate_tokens(request.system_prompt))})",
     ]
@@ -292,4 +332,6 @@ __all__ = [
     "estimate_tokens",
     "message_text",
     "options_view",
+    "turn_count",
+    "turn_request",
 ]

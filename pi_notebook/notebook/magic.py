@@ -47,7 +47,14 @@ from ..tools import (
 )
 from ..tools import undo as undo_tools
 from . import code_cell
-from .context_view import RequestTap, context_json, context_text
+from .context_view import (
+    PURPOSE_WORDS,
+    RequestTap,
+    context_json,
+    context_text,
+    turn_count,
+    turn_request,
+)
 from .conversation_settings import (
     POLICY_TEXT,
     approval_policy,
@@ -637,14 +644,22 @@ def _context(session: NotebookSession, rest: str) -> str:
         raise UsageError("%agent context: the last run made no model request")
     if len(numbers) > 1 or (numbers and not numbers[0].isdigit()):
         raise UsageError(f"%agent context: expected a turn number, got {rest!r}")
-    turn = int(numbers[0]) if numbers else len(requests)
-    if not 1 <= turn <= len(requests):
-        raise UsageError(
-            f"%agent context: turn {turn}: the last run made {len(requests)} model "
-            f"request{'s' if len(requests) != 1 else ''} (turns 1 to {len(requests)})"
+    turns = turn_count(requests)
+    turn = int(numbers[0]) if numbers else max(r.turn for r in requests)
+    request = turn_request(requests, turn)
+    if request is None:
+        which = f"{turns} turns (1 to {turns})" if turns != 1 else "1 turn"
+        raise UsageError(f"%agent context: turn {turn}: the last run had {which}")
+    if as_json:
+        return context_json(request)
+    others = [r for r in requests if r.turn == turn and r is not request]
+    text = context_text(request)
+    if others:  # a compaction summary, or the refused request a retry replaced
+        also = "; ".join(
+            PURPOSE_WORDS.get(r.purpose, "a request refused for context overflow") for r in others
         )
-    request = requests[turn - 1]
-    return context_json(request) if as_json else context_text(request)
+        text += f"\n(turn {turn} also sent: {also})"
+    return text
 
 
 def line_command(line: str) -> Any:

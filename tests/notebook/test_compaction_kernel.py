@@ -40,6 +40,17 @@ def test_plain_mode_marks_the_compaction_and_history_keeps_everything(kernel: Ke
     assert history.startswith(f"user: {'A' * 800}\nassistant: r1\n")
     status = kernel.ok("%agent status").stdout
     assert "of 400, the first 2 messages as a summary" in status
+    # The run made two requests (the summary, then the turn's) in one turn: %agent context
+    # shows the turn's request, names the summary it also sent, and knows of one turn only.
+    context = kernel.ok("%agent context").stdout
+    assert context.startswith("turn 1: the request to faux/small: 2 messages, 0 tools, ")
+    assert "<summary>\n  SUMMARY\n  </summary>" in context
+    assert context.endswith("\n(turn 1 also sent: a compaction summary request)\n")
+    assert kernel.ok("%agent context 1").stdout == context
+    wrong = kernel.run("%agent context 2")
+    assert wrong.error is not None and wrong.error["evalue"] == (
+        "%agent context: turn 2: the last run had 1 turn"
+    )
 
 
 def test_no_compact_sends_everything(kernel: Kernel) -> None:

@@ -149,3 +149,31 @@ def _opts() -> Any:
     from pi_notebook.ai import StreamOptions
 
     return StreamOptions(api_key=KEY)
+
+
+async def test_the_notebooks_request_tap_numbers_the_retry_and_summary_with_their_turn(
+    server: ScriptServer,
+) -> None:
+    from pi_notebook.notebook.context_view import RequestTap, context_text, turn_request
+
+    server.queue(reply("first answer"), error(400, OPENAI_OVERFLOW), reply("SUMMARY"), reply("2"))
+    agent = Agent(model=openai_model(server.url), api_key=KEY)
+    tap = RequestTap()
+    restore = tap.install(agent)
+    await agent.prompt("first question")
+    await agent.prompt("second question")
+    restore()
+    # Four requests, two turns: the refused request, the summary and the retry are turn 2's.
+    assert [(r.turn, r.purpose) for r in tap.requests] == [
+        (1, "turn"),
+        (2, "turn"),
+        (2, "summary"),
+        (2, "retry"),
+    ]
+    assert tap.requests[2].system_prompt == SUMMARY_SYSTEM
+    sent = turn_request(tap.requests, 2)
+    assert sent is tap.requests[3]  # what turn 2 answered from: the compacted retry
+    assert context_text(sent).startswith(
+        "turn 2: the request to openai/test-model (the request again, compacted, after a "
+        "context overflow): "
+    )
