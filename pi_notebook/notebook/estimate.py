@@ -4,7 +4,9 @@
 :func:`estimate_context_tokens` is Pi's ``estimateContextTokens``: the usage the last finished
 assistant reply reported, plus an estimate of the messages after it; with no such reply, every
 message, the system prompt and the tools' JSON. The panel calls it once per model request
-(never per token) to show the prompt's size while the model thinks, and counts the streamed
+(never per token), on what the request sent (:func:`estimate_request_tokens`: a compacted
+request is estimated message by message), to show the prompt's size while the model thinks, and
+counts the streamed
 reply as it arrives (:data:`CHARS_PER_TOKEN`); the output limit is clamped with it to the
 context window, as Pi does. Estimates are shown as such, never written into a message's
 ``usage``. This module must stay pure: it reads messages and never changes them.
@@ -16,6 +18,8 @@ import json
 import math
 from collections.abc import Sequence
 from typing import Any
+
+from ..agent import is_summary
 
 CHARS_PER_TOKEN = 4
 #: Characters an image counts for (Pi's ``ESTIMATED_IMAGE_CHARS``).
@@ -70,11 +74,16 @@ def _reported(message: Any) -> int:
 
 
 def estimate_context_tokens(
-    messages: Sequence[Any], system_prompt: str = "", tools: Sequence[Any] = ()
+    messages: Sequence[Any],
+    system_prompt: str = "",
+    tools: Sequence[Any] = (),
+    *,
+    reported: bool = True,
 ) -> int:
-    """About how many tokens a request with these messages, system prompt and tools has."""
+    """About how many tokens a request with these messages, system prompt and tools has
+    (without ``reported``, the usage replies reported is not used: every message is estimated)."""
     last = None
-    for index in range(len(messages) - 1, -1, -1):
+    for index in range(len(messages) - 1 if reported else -1, -1, -1):
         message = messages[index]
         if (
             getattr(message, "role", None) == "assistant"
@@ -98,6 +107,19 @@ def estimate_context_tokens(
     return tokens
 
 
+def estimate_request_tokens(
+    messages: Sequence[Any], system_prompt: str = "", tools: Sequence[Any] = ()
+) -> int:
+    """About how many tokens the request that was sent with these messages has.
+
+    As :func:`estimate_context_tokens`, except for a compacted request (its messages open with
+    a compaction summary): the usage an earlier reply reported counted the messages the summary
+    replaced, so every message sent is estimated instead.
+    """
+    compacted = bool(messages) and is_summary(messages[0])
+    return estimate_context_tokens(messages, system_prompt, tools, reported=not compacted)
+
+
 def _schema(tool: Any) -> Any:
     schema = getattr(tool, "json_schema", None)
     try:
@@ -110,5 +132,6 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "estimate_context_tokens",
     "estimate_message_tokens",
+    "estimate_request_tokens",
     "tokens_of_chars",
 ]

@@ -295,3 +295,43 @@ def test_a_reply_cut_by_the_output_limit_says_so() -> None:
         "cut off: the reply reached the output limit (64 tokens); "
         "raise it with %%agent --max-tokens N"
     )
+
+
+async def test_the_prompt_estimate_is_the_compacted_request_that_was_sent() -> None:
+    """While the model thinks, "~N in" is the size of what was sent: after a compaction that
+    is the summary and the kept turn, not the transcript (whose first reply reported a usage
+    that counted the messages the summary replaced)."""
+    from pi_notebook.ai import register_faux_provider
+    from pi_notebook.notebook.context_view import RequestTap
+
+    small = register_faux_provider(
+        token_size=(1, 1), models=[{"id": "small", "context_window": 400}]
+    )
+    panel = CapturePanel()
+    thinking: list[tuple[str, int]] = []
+
+    def answer(text: str) -> Any:
+        def step(context: Any, options: Any, state: Any, model: Any) -> Any:
+            status = panel.snapshot["status"]  # the request is out; no token has come back
+            thinking.append((status["state"], status["est_in"]))
+            return faux_assistant_message(text)
+
+        return step
+
+    try:
+        small.set_responses([answer("r1"), faux_assistant_message("SUMMARY"), answer("r2")])
+        agent = Agent(model=small.get_model())
+        panel.attach(agent)
+        tap = RequestTap(before=panel.before_request)
+        tap.install(agent)
+        await agent.prompt("A" * 800)
+        await agent.prompt("B" * 800)
+    finally:
+        small.unregister()
+    first, compacted = thinking
+    assert first == ("waiting", 200)  # 800 characters, 4 a token
+    summary, kept = agent.compaction.view(agent.state.messages)[:2]
+    sent = tap.requests[-1]
+    assert sent.purpose == "turn" and sent.messages[-1].content[0].text == "B" * 800
+    expected = sum(math.ceil(len(m.content[0].text) / 4) for m in (summary, kept))
+    assert compacted == ("waiting", expected) and expected < 400

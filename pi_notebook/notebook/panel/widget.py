@@ -31,7 +31,7 @@ import traitlets
 from ...ai import AbortSignal
 from ...tools import ApprovalTimeout, approval_timeout, format_seconds
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
-from ..estimate import estimate_context_tokens
+from ..estimate import estimate_context_tokens, estimate_request_tokens
 from ..render import render_transcript
 from ..stepping import DEFAULT_GRANULARITY, MODEL_REQUEST, StepNarrator, hold_points
 from .assets import frontend
@@ -203,6 +203,9 @@ class AgentPanel(anywidget.AnyWidget):
     ) -> Awaitable[None] | None:
         """The loop is about to send ``request``: show it, and hold here in step mode."""
         self._request = request
+        # What was sent may be a compacted view of the transcript: its size is the estimate.
+        sent = estimate_request_tokens(request.messages, request.system_prompt, request.tools)
+        self._state.set_context_estimate(sent)
         hold = self._step.should_hold(MODEL_REQUEST) and not (signal is not None and signal.aborted)
         self._state.set_context(context_summary(request, held=hold))
         self.transport.flush()
