@@ -159,32 +159,33 @@ def kernel_env(tmp: Path) -> dict[str, str]:
     return env
 
 
-#: Kernel code for the panel tests: ``after_view(step)`` is a faux reply (or reply factory)
-#: that waits until a view of the running panel (``_agent_panel``) said hello. A faux run can
-#: end in milliseconds, before the test's view joins; a test that follows the live panel gates
-#: its replies on the view instead of hoping that pacing gives the hello time to arrive. It
-#: waits on the hello itself (no polling), and after ``timeout`` seconds it answers anyway, so
-#: a run without a view fails the test's assertions instead of hanging.
+#: Kernel code for the panel tests. ``after_panel(step, ready)`` is a faux reply (or reply
+#: factory) that waits until ``ready(panel)`` holds for the running panel (``_agent_panel``),
+#: checked again after each message the panel gets from its view; ``after_view(step)`` waits
+#: for the view's hello. A faux run can end in milliseconds, before the test's view joins or
+#: its steer arrives; a test that follows the live panel gates its replies on what the view
+#: did instead of hoping that pacing gives it time. It waits on the panel's messages (no
+#: polling), and after ``timeout`` seconds it answers anyway, so a view that never did what
+#: the test expects fails the test's assertions instead of hanging it.
 VIEW_GATE = """
 import inspect as _inspect
 
-def after_view(step, timeout=30):
+def after_panel(step, ready, timeout=30):
     async def reply(context, options, state, model):
         panel = _agent_panel
-        if not panel.transport.ready:
+        if not ready(panel):
             loop = asyncio.get_running_loop()
             seen = loop.create_future()
 
-            def joined(*_):
-                if panel.transport.ready and not seen.done():
+            def check(*_):
+                if ready(panel) and not seen.done():
                     seen.set_result(None)
 
-            def on_msg(_widget, content, _buffers):
-                if isinstance(content, dict) and content.get("type") == "hello":
-                    loop.call_soon_threadsafe(joined)  # after the panel's own handling of it
+            def on_msg(_widget, _content, _buffers):
+                loop.call_soon_threadsafe(check)  # after the panel's own handling of it
 
             panel.on_msg(on_msg)
-            loop.call_soon(joined)  # a hello that came in while this was being set up
+            loop.call_soon(check)  # a message that came in while this was being set up
             try:
                 await asyncio.wait_for(seen, timeout)
             except TimeoutError:
@@ -196,6 +197,9 @@ def after_view(step, timeout=30):
         answer = step(context, options, state, model)  # a scripted factory
         return await answer if _inspect.isawaitable(answer) else answer
     return reply
+
+def after_view(step, timeout=30):
+    return after_panel(step, lambda panel: panel.transport.ready, timeout)
 """
 
 

@@ -104,9 +104,14 @@ def test_unknown_model_is_one_readable_line(kernel: Kernel) -> None:
 def test_background_run_is_steered_and_inspected_from_other_cells(kernel: Kernel) -> None:
     kernel.ok(SETUP)
     kernel.ok(
+        # The first answer waits for the test's go, so the run is surely still going when the
+        # status is read and the steer is sent (however loaded the machine).
+        "go = asyncio.Event()\n"
+        "async def held(*_):\n"
+        "    await go.wait()\n"
+        "    return faux_assistant_message('long answer ' * 20)\n"
         "b = register_faux_provider(token_size=(1, 1), tokens_per_second=100)\n"
-        "b.set_responses([faux_assistant_message('long answer ' * 20),"
-        " faux_assistant_message('steered answer')])\n"
+        "b.set_responses([held, faux_assistant_message('steered answer')])\n"
         "pn.use_model(b)\n"
         "%agent reset"
     )
@@ -115,7 +120,7 @@ def test_background_run_is_steered_and_inspected_from_other_cells(kernel: Kernel
     # The cell returned at once: the run goes on while other cells execute.
     status = kernel.ok("%agent status").stdout
     assert "running: yes" in status
-    kernel.ok("%agent steer change course")
+    kernel.ok("%agent steer change course\ngo.set()")
     kernel.ok("await pn.wait()")
     history = kernel.ok("%agent history").stdout
     assert history.endswith("user: change course\nassistant: steered answer\n"), history

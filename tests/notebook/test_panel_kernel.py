@@ -208,12 +208,20 @@ def test_abort_from_the_panel_stops_the_run_at_once(ui_kernel: Kernel) -> None:
 
 
 def test_steer_from_the_panel_is_delivered_at_the_next_turn(ui_kernel: Kernel) -> None:
-    script(ui_kernel, "p3", ["first " * 40, "steered reply"], tps=300)
+    # The first answer streams once the steer is queued, so it is sent mid-run however fast.
+    ui_kernel.ok(
+        "p3 = register_faux_provider(token_size=(1, 1), tokens_per_second=300)\n"
+        "steered = lambda panel: len(pn.session().current.steering_queue) > 0\n"
+        "p3.set_responses([after_panel(faux_assistant_message('first ' * 40), steered),"
+        " faux_assistant_message('steered reply')])\n"
+        "pn.use_model(p3)\n"
+        "%agent reset"
+    )
     queued: list[list[dict[str, Any]]] = []
 
     def on_frame(client: PanelClient) -> None:
         assert client.state is not None
-        if not queued and client.text():
+        if not queued:  # the view joined: the run is waiting for its first answer
             queued.append([])
             client.send({"type": "steer", "text": "Change of plan"})
         elif queued and client.state["queue"] and not queued[0]:
