@@ -10,6 +10,7 @@ so the cell shows the panel. Nothing sleeps: every step waits on what the page s
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -606,8 +607,10 @@ def _check_answer_structure(root: Locator) -> None:
     expect(steps.locator(":scope > li ul ol > li")).to_have_count(2)
     expect(text.locator("pre.pi-code[data-lang=python] span.k").first).to_have_text("import ")
     expect(text.locator("pre.pi-code[data-lang=sql] span.k").first).to_have_text("SELECT ")
-    expect(text.locator(".pi-math > math")).to_have_count(4)
+    expect(text.locator(".pi-math > .pi-mathml > math")).to_have_count(4)
     expect(text.locator(".pi-math-source")).to_have_count(1)
+    for alt in text.locator(".pi-math-alt").all():  # each formula's source: for hosts without
+        expect(alt).to_be_hidden()  # the stylesheet (an untrusted notebook), hidden here
     expect(text.locator("s")).to_have_text("three")
     expect(text).to_contain_text("A ticket costs $5 and a bundle $10, so three tickets cost $15.")
     expect(text.locator("a.pi-remote-image")).to_have_text("[image: Revenue by region]")
@@ -618,8 +621,8 @@ def _check_answer_structure(root: Locator) -> None:
     rendered = text.evaluate(
         """(el) => {
             const copy = el.cloneNode(true);
-            copy.querySelectorAll('.pi-math-source, pre').forEach((n) => n.remove());
-            const maths = [...el.querySelectorAll('.pi-math > math')];
+            copy.querySelectorAll('.pi-math-source, .pi-math-alt, pre').forEach((n) => n.remove());
+            const maths = [...el.querySelectorAll('.pi-math > .pi-mathml > math')];
             return {
                 raw_latex: copy.textContent.includes(String.fromCharCode(92)),
                 math_display: maths.map((m) => getComputedStyle(m).display),
@@ -684,6 +687,23 @@ def test_a_streamed_answer_renders_like_a_markdown_cell_live_static_and_reopened
     _check_answer_structure(output.locator(".pi-panel.pi-static"))
     nb.snap("corpus-reopened", output)
     _assert_clean(nb)
+    # The notebook as a colleague gets it: saved elsewhere (its signature no longer matches),
+    # so it opens untrusted and Jupyter's sanitizer drops the <style> and the MathML tags.
+    shared = json.loads((workdir / name).read_text())
+    shared["metadata"]["shared_by"] = "a colleague"
+    (workdir / "corpus-shared.ipynb").write_text(json.dumps(shared))
+    nb.open("corpus-shared.ipynb")
+    sanitized = nb.output(1).locator(".pi-panel.pi-static")  # (data-* attributes are dropped)
+    expect(sanitized.locator("table tbody tr")).to_have_count(4)
+    expect(sanitized.locator("math")).to_have_count(0)  # untrusted: MathML was sanitized away
+    expect(sanitized.locator(".pi-status")).to_contain_text("faux/faux-1 done turn 2 ")
+    shown = sanitized.evaluate(
+        "(el) => [...el.querySelectorAll('.pi-math')].map((m) => m.innerText.trim())"
+    )
+    assert len(shown) == 5, shown  # four formulas and the broken one
+    assert shown[1] == "\\(\\sigma / \\sqrt{n}\\)", "a formula reads as its source, not glyphs"
+    assert all(text[0] in "$\\" for text in shown), shown
+    nb.snap("corpus-untrusted", nb.output(1))
 
 
 THEMES_PLUGIN = "@jupyterlab/apputils-extension:themes"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup, Tag
@@ -63,8 +64,10 @@ def audit(html: str, tags: frozenset[str] = NONE, attrs: frozenset[str] = NONE) 
                 problems.append(f"href {value!r}")
             if name == "src" and not re.match(r"data:image/(png|jpeg|gif|webp);base64,", value):
                 problems.append(f"src {value!r}")
-            if name == "style" and value not in ("text-align:left", "text-align:right",
-                                                 "text-align:center"):  # fmt: skip
+            hidden_mathml = node.get("class") == ["pi-mathml"] and value == "display: none"
+            if name == "style" and not hidden_mathml and value not in (
+                "text-align:left", "text-align:right", "text-align:center"
+            ):  # fmt: skip
                 problems.append(f"style {value!r}")
         if node.name == "input" and (
             node.get("type") != "checkbox" or "disabled" not in node.attrs
@@ -118,19 +121,40 @@ def test_code_fences_are_highlighted_with_their_language() -> None:
 
 def test_math_in_both_spellings_is_mathml_and_dollar_amounts_stay_text() -> None:
     page = soup(ANSWERS["math"])
-    inline = page.select("span.pi-math:not(.pi-math-source) > math[display=inline]")
-    display = page.select(".pi-math-display > math[display=block]")
+    inline = page.select("span.pi-math:not(.pi-math-source) > .pi-mathml > math[display=inline]")
+    display = page.select(".pi-math-display > .pi-mathml > math[display=block]")
     assert len(inline) == 2 and len(display) == 2
     assert inline[0].find("mfrac") is not None and inline[1].find("msqrt") is not None
     assert display[1].find("mo", string="∏") is not None
     text = page.get_text()
     assert "costs $5 and a bundle $10, so three tickets cost $15." in " ".join(text.split())
-    # Outside the one broken formula, no LaTeX is left raw.
+    # Each formula carries its source, for hosts that drop the stylesheet (which hides it).
+    alts = page.select(".pi-math > code.pi-math-alt")
+    assert len(alts) == 4
+    assert alts[0].get_text().startswith("$s^2 = \\frac{1}{n-1}") and alts[0].get_text()[-1] == "$"
+    assert alts[1].get_text() == "\\(\\sigma / \\sqrt{n}\\)"
+    assert alts[2].get_text().startswith("$$") and alts[3].get_text().startswith("\\[")
+    # Outside the one broken formula (and the sources the stylesheet hides), no LaTeX is left raw.
     source = page.select(".pi-math-source")
     assert [s.get_text() for s in source] == ["$\\frac{1}{$"]
-    for node in source:
+    for node in source + alts:
         node.decompose()
     assert "\\" not in page.get_text()
+
+
+def test_a_formula_reads_as_its_source_where_the_stylesheet_is_dropped() -> None:
+    """Jupyter's sanitizer (an untrusted notebook) drops <style> and the MathML tags but keeps
+    their text and plain inline styles: the MathML's span stays hidden, its source shows."""
+    html = render_markdown("so $\\sigma^2$ and\n\n$$x_1$$")
+    page = soup(html)
+    for span in page.select(".pi-mathml"):
+        assert span["style"] == "display: none"
+        assert span.find("math") is not None
+    assert [c.get_text() for c in page.select("code.pi-math-alt")] == ["$\\sigma^2$", "$$x_1$$"]
+    css = (Path(__file__).parents[2] / "js" / "panel.css").read_text()
+    assert ".pi-math > .pi-mathml { display: inline !important; }" in css
+    assert ".pi-math-display > .pi-mathml { display: block !important; }" in css
+    assert ".pi-math > .pi-math-alt { display: none; }" in css
 
 
 def test_formulas_that_do_not_convert_stay_readable_source() -> None:

@@ -112,6 +112,7 @@ def test_static_html_keeps_what_the_live_panel_shows() -> None:
     assert status.select_one(".pi-turn").get_text() == "turn 2"
     assert status.select_one(".pi-tokens").get_text().endswith(" out")
     assert status.select_one(".pi-cost").get_text().startswith("$")
+    assert status.get_text().startswith("faux/faux-1 done turn 2 "), "reads unstyled too"
     roles = [m["data-role"] for m in root.select(".pi-transcript > .pi-message")]
     assert roles == ["user", "assistant", "assistant"], "a result its tool card shows: once"
     assert "shown in the card" not in root.get_text()

@@ -106,11 +106,19 @@ def _render_math(
     tag = "div" if token.block else "span"
     cls = "pi-math pi-math-display" if display else "pi-math"
     mathml = to_mathml(token.content, display)
+    opening, closing = _DELIMITERS.get(token.markup, ("", ""))
+    source = html.escape(f"{opening}{token.content}{closing}", False)
     if mathml is None:  # readable source, never an error
-        opening, closing = _DELIMITERS.get(token.markup, ("", ""))
-        source = html.escape(f"{opening}{token.content}{closing}", False)
         return f'<{tag} class="{cls} pi-math-source"><code>{source}</code></{tag}>'
-    return f'<{tag} class="{cls}">{mathml}</{tag}>' + ("\n" if token.block else "")
+    # Where the panel's stylesheet is dropped (a notebook someone else saved opens untrusted,
+    # and Jupyter's sanitizer strips <style> and every MathML tag but keeps their text), the
+    # formula would read as bare glyphs ("σ2"). So the MathML sits in a span hidden by an inline
+    # style the sanitizer keeps, which the stylesheet overrides, next to its source, which the
+    # stylesheet hides: styled, the MathML shows; sanitized, the source does.
+    return (
+        f'<{tag} class="{cls}"><span class="pi-mathml" style="display: none">{mathml}</span>'
+        f'<code class="pi-math-alt">{source}</code></{tag}>' + ("\n" if token.block else "")
+    )
 
 
 def _parser() -> MarkdownIt:

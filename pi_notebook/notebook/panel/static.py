@@ -272,7 +272,9 @@ def _status(status: dict[str, Any]) -> str:
         ("note", f" — {status['note']}" if status.get("note") else ""),
         ("error", f" — {status['error']}" if status.get("error") else ""),
     ]
-    inner = "".join(f'<span class="pi-{name}">{escape_html(text)}</span>' for name, text in spans)
+    # Spaces between the items: a flex row ignores them, a host without the stylesheet (an
+    # untrusted notebook) shows them instead of "faux-1doneturn 2".
+    inner = " ".join(f'<span class="pi-{name}">{escape_html(text)}</span>' for name, text in spans)
     return f'<div class="pi-status">{inner}</div>'
 
 
