@@ -5,11 +5,11 @@
 assistant reply reported, plus an estimate of the messages after it; with no such reply, every
 message, the system prompt and the tools' JSON. The panel calls it once per model request
 (never per token), on what the request sent (:func:`estimate_request_tokens`: a compacted
-request is estimated message by message), to show the prompt's size while the model thinks, and
-counts the streamed
-reply as it arrives (:data:`CHARS_PER_TOKEN`); the output limit is clamped with it to the
-context window, as Pi does. Estimates are shown as such, never written into a message's
-``usage``. This module must stay pure: it reads messages and never changes them.
+request is estimated message by message), to show the prompt's size while the model thinks,
+and counts the streamed reply as it arrives (:data:`CHARS_PER_TOKEN`); the output limit is
+clamped with it to the context window, as Pi does. Estimates are shown as such, never written
+into a message's ``usage``. This module must stay pure: it reads messages and never changes
+them.
 """
 
 from __future__ import annotations
