@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any, assert_never
+from typing import Any, assert_never, get_args
 
 from ...agent import (
     AgentEndEvent,
@@ -59,6 +59,7 @@ from ...ai import (
 )
 from ..estimate import tokens_of_chars
 from .blocks import BlockStream
+from .contract import RunState, ToolStatus
 from .markdown import render_markdown
 from .ops import OpSink, Path, utf16_len
 
@@ -66,19 +67,11 @@ from .ops import OpSink, Path, utf16_len
 MAX_RESULT_CHARS = 100_000
 #: Image types the panel shows (SVG is left out: it can carry script).
 IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
-STATES = (
-    "idle",
-    "waiting",
-    "streaming",
-    "running-tools",
-    "awaiting-approval",
-    "aborted",
-    "error",
-    "done",
-)
-#: A tool card's statuses: ``rejected`` is a call the loop refused before running the tool
-#: because the model's call was malformed (unknown tool, invalid or truncated arguments).
-TOOL_STATUSES = ("pending", "running", "awaiting-approval", "progress", "done", "error", "rejected")
+#: The run states and a tool card's statuses, as the contract spells them (``rejected`` is a
+#: call the loop refused before running the tool because the model's call was malformed:
+#: unknown tool, invalid or truncated arguments).
+STATES: tuple[RunState, ...] = get_args(RunState)
+TOOL_STATUSES: tuple[ToolStatus, ...] = get_args(ToolStatus)
 #: Longest streaming tail (characters) sent as rendered HTML at every flush; a longer one is
 #: sent as raw text until its block ends (so a frame's cost stays bounded).
 TAIL_LIMIT = 2_000
