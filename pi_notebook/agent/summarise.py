@@ -23,6 +23,7 @@ from ..ai import (
     StreamOptions,
     TextContent,
     UserMessage,
+    content_text,
     maybe_await,
     now_ms,
 )
@@ -67,19 +68,6 @@ def _cut(text: str, limit: int) -> str:
     return f"{text[:half]}\n[… {len(text) - 2 * half} characters left out …]\n{text[-half:]}"
 
 
-def _blocks_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or ():
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "image":
-            parts.append(f"[image {block.mime_type}]")
-    return "\n".join(parts)
-
-
 def _lines(message: Any) -> list[str]:
     role = getattr(message, "role", None)
     if role == "assistant":
@@ -95,7 +83,7 @@ def _lines(message: Any) -> list[str]:
         if message.stop_reason in ("error", "aborted"):
             lines.append(f"[assistant {message.stop_reason}]: {message.error_message or ''}")
         return lines
-    text = _cut(_blocks_text(getattr(message, "content", "")), MESSAGE_CHARS)
+    text = _cut(content_text(getattr(message, "content", "")), MESSAGE_CHARS)
     if role == "toolResult":
         flag = " (error)" if message.is_error else ""
         return [f"[tool result of {message.tool_name}{flag}]: {text}"]

@@ -12,22 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..ai import redact
+from ..ai import content_text, redact
 
 LENGTH_NOTE = "cut off at the output limit; raise it with %%agent --max-tokens N"
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content or []:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "image":
-            parts.append(f"[image {block.mime_type}]")
-    return "\n".join(parts)
 
 
 def _indent(text: str) -> str:
@@ -37,10 +24,10 @@ def _indent(text: str) -> str:
 def _message_lines(message: Any) -> list[str]:
     role = getattr(message, "role", None)
     if role == "user":
-        return [f"user: {_indent(_text_of(message.content))}"]
+        return [f"user: {_indent(content_text(message.content))}"]
     if role == "toolResult":
         flag = " (error)" if message.is_error else ""
-        return [f"tool {message.tool_name}{flag}: {_indent(_text_of(message.content))}"]
+        return [f"tool {message.tool_name}{flag}: {_indent(content_text(message.content))}"]
     if role == "assistant":
         lines: list[str] = []
         for block in message.content:
@@ -58,7 +45,7 @@ def _message_lines(message: Any) -> list[str]:
         elif message.stop_reason == "length":
             lines.append(f"assistant [length]: {LENGTH_NOTE}")
         return lines
-    text = _text_of(getattr(message, "content", ""))
+    text = content_text(getattr(message, "content", ""))
     return [f"{role or 'custom'}: {_indent(text)}"] if text else []
 
 
