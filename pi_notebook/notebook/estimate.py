@@ -15,47 +15,21 @@ them.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..agent import is_summary
+from ..agent import estimate_tokens, is_summary, message_chars
 
 CHARS_PER_TOKEN = 4
-#: Characters an image counts for (Pi's ``ESTIMATED_IMAGE_CHARS``).
-IMAGE_CHARS = 4800
 
 
 def tokens_of_chars(chars: int) -> int:
-    return math.ceil(chars / CHARS_PER_TOKEN)
-
-
-def _content_chars(content: Any) -> int:
-    if isinstance(content, str):
-        return len(content)
-    chars = 0
-    for block in content or []:
-        text = getattr(block, "text", None)
-        chars += len(text) if getattr(block, "type", "") == "text" and text else 0
-        chars += IMAGE_CHARS if getattr(block, "type", "") == "image" else 0
-    return chars
+    return estimate_tokens(chars)
 
 
 def estimate_message_tokens(message: Any) -> int:
-    role = getattr(message, "role", None)
-    if role in ("user", "toolResult"):
-        return tokens_of_chars(_content_chars(getattr(message, "content", "")))
-    chars = 0
-    content = getattr(message, "content", None)
-    for block in content if isinstance(content, list) else []:
-        kind = getattr(block, "type", "")
-        if kind == "text":
-            chars += len(block.text)
-        elif kind == "thinking":
-            chars += len(block.thinking)
-        elif kind == "toolCall":
-            chars += len(block.name) + len(_json(block.arguments))
-    return tokens_of_chars(chars)
+    """A message's tokens as Pi estimates them (its characters, an image as 4,800, over 4)."""
+    return estimate_tokens(message_chars(message))
 
 
 def _json(value: Any) -> str:
@@ -82,16 +56,7 @@ def estimate_context_tokens(
 ) -> int:
     """About how many tokens a request with these messages, system prompt and tools has
     (without ``reported``, the usage replies reported is not used: every message is estimated)."""
-    last = None
-    for index in range(len(messages) - 1 if reported else -1, -1, -1):
-        message = messages[index]
-        if (
-            getattr(message, "role", None) == "assistant"
-            and message.stop_reason not in ("aborted", "error")
-            and _reported(message) > 0
-        ):
-            last = index
-            break
+    last = _last_reported(messages) if reported else None
     if last is not None:
         trailing = sum(estimate_message_tokens(m) for m in messages[last + 1 :])
         return _reported(messages[last]) + trailing
@@ -118,6 +83,19 @@ def estimate_request_tokens(
     """
     compacted = bool(messages) and is_summary(messages[0])
     return estimate_context_tokens(messages, system_prompt, tools, reported=not compacted)
+
+
+def _last_reported(messages: Sequence[Any]) -> int | None:
+    """The index of the last finished assistant reply that reported its usage, or None."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if (
+            getattr(message, "role", None) == "assistant"
+            and message.stop_reason not in ("aborted", "error")
+            and _reported(message) > 0
+        ):
+            return index
+    return None
 
 
 def _schema(tool: Any) -> Any:
