@@ -738,7 +738,8 @@ CONTRAST = """(el) => {
 
 #: A short answer with the parts whose colours come from the theme: code, a table, a link.
 THEME_TEXT = (
-    "Done: see [the docs](https://example.org) and `df`.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+    "Done: see [the docs](https://example.org), `df` and $\\sigma^2$.\n\n"
+    "| a | b |\n|---|---|\n| 1 | 2 |\n\n"
     "```python\nimport pandas as pd  # load\nprint(pd.__version__, 42)\n```\n"
 )
 
