@@ -21,12 +21,14 @@ import copy
 import json
 import weakref
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, PydanticUserError, ValidationError
 
 from .coercion import coerce
-from .json_schema import Path, compile_schema
+
+if TYPE_CHECKING:
+    from .json_schema import CompiledSchema, Path
 
 __all__ = ["ToolArgumentsError", "coerce_arguments", "schema_errors", "validate_tool_arguments"]
 
@@ -80,6 +82,15 @@ def format_path(path: Path) -> str:
 
 # --------------------------------------------------------------------------------------------
 # JSON schemas
+
+
+def compile_schema(schema: Mapping[str, Any]) -> CompiledSchema:
+    """:func:`.json_schema.compile_schema`, imported on the first schema: ``jsonschema`` with
+    its format extras costs about a second of CPU to import (``rfc3987_syntax`` compiles a
+    grammar), which a notebook's first cell must not pay when no tool is ever called."""
+    from .json_schema import compile_schema as compile_now
+
+    return compile_now(schema)
 
 
 def coerce_arguments(schema: Mapping[str, Any], arguments: Any) -> Any:
