@@ -33,6 +33,7 @@ def test_the_readme_links_every_notebook() -> None:
     assert linked == {path.name for path in NOTEBOOKS}
 
 
+@pytest.mark.kernel
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
 def test_notebook_passes_strict_nbval(notebook: Path, tmp_path: Path) -> None:

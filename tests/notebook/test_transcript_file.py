@@ -133,6 +133,7 @@ write(Path(sys.argv[1]), FileHeader(), Blocking())
 """
 
 
+@pytest.mark.kernel
 def test_a_crash_mid_write_leaves_the_earlier_save_whole(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     write(path, FileHeader(), LineCache().lines(_transcript()))
