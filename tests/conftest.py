@@ -144,6 +144,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(getattr(pytest.mark, tier_of(item)))
 
 
+_tier_seconds: dict[str, float] = {}
+_tier_tests: dict[str, int] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    tier = next((k for k in TIERS if k in report.keywords), "unit")
+    _tier_seconds[tier] = _tier_seconds.get(tier, 0.0) + report.duration
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        _tier_tests[tier] = _tier_tests.get(tier, 0) + 1
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The time each tier took (set-up, call and tear-down of its tests), so a slow tier shows."""
+    if not _tier_seconds:
+        return
+    terminalreporter.write_sep("-", "time per tier")
+    for tier in TIERS:
+        if tier in _tier_seconds:
+            seconds = _tier_seconds[tier]
+            count = _tier_tests.get(tier, 0)
+            terminalreporter.write_line(
+                f"{tier:8} {count:5} tests {seconds:8.1f} s ({seconds / 60:.1f} min)"
+            )
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     if tier_of(item) != "unit":
