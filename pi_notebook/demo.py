@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .settings import RECORD, UI
+
 QUICKSTART = Path(__file__).resolve().parents[1] / "notebooks" / "quickstart.ipynb"
 CELL_TIMEOUT = 120
 
@@ -24,8 +26,8 @@ CELL_TIMEOUT = 120
 def kernel_environment() -> dict[str, str]:
     """The caller's environment, in plain mode, never recording (replays stay offline)."""
     env = dict(os.environ)
-    env["PI_NOTEBOOK_UI"] = "plain"
-    env.pop("PI_NOTEBOOK_RECORD", None)
+    env[UI.variable] = "plain"
+    env.pop(RECORD.variable, None)
     return env
 
 

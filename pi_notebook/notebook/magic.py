@@ -17,7 +17,6 @@ into KeyboardInterrupt, and never print an API key or a traceback wall for a use
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shlex
 import sys
@@ -34,6 +33,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from ..agent import Agent, AgentBusyError, AgentTool, BudgetExceededError, Compaction, format_usd
 from ..ai import AgentMessage, AssistantMessage, redact
 from ..ai.replay import ReplayDivergence, check_replay, forget
+from ..settings import UI, status_lines
 from ..tools import (
     BUILTIN_COLLECTIONS,
     ApprovalMode,
@@ -84,7 +84,6 @@ from .session import NotebookSession, get_session
 if TYPE_CHECKING:
     from .panel import AgentPanel
 
-UI_ENV = "PI_NOTEBOOK_UI"
 REPLY_VARIABLE = "_agent_reply"
 PANEL_VARIABLE = "_agent_panel"
 INTERRUPTED = "[interrupted: the run was cancelled and aborted; the conversation stays usable]"
@@ -137,7 +136,7 @@ def _expanded(text: str, namespace: dict[str, Any], command: str) -> str:
 
 
 def plain_mode(options: AgentOptions) -> bool:
-    return options.plain or os.environ.get(UI_ENV, "").strip().lower() == "plain"
+    return options.plain or UI.value() == "plain"
 
 
 # -- choosing the agent ------------------------------------------------------------------------
@@ -609,6 +608,7 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             *_queued_lines(agent),
             f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",
             *mcp_status_lines(),
+            *status_lines(),
         ]
     )
     return redact(text)

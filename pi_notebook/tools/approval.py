@@ -17,19 +17,19 @@ its own.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from ..agent import AgentTool, BeforeToolCallContext, BeforeToolCallResult, field_of
 from ..ai import AbortSignal, maybe_await
+from ..settings import APPROVAL_TIMEOUT
 
 ApprovalMode: TypeAlias = Literal["writes", "all"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("writes", "all")
 DENIED = "denied by user"
-APPROVAL_TIMEOUT_ENV = "PI_NOTEBOOK_APPROVAL_TIMEOUT"
-DEFAULT_APPROVAL_TIMEOUT = 600.0
+APPROVAL_TIMEOUT_ENV = APPROVAL_TIMEOUT.variable
+DEFAULT_APPROVAL_TIMEOUT = APPROVAL_TIMEOUT.default
 """Seconds an approval asked in the panel waits for an answer before the call is refused."""
 
 
@@ -43,12 +43,7 @@ class ApprovalTimeout(Exception):
 
 def approval_timeout() -> float:
     """``$PI_NOTEBOOK_APPROVAL_TIMEOUT`` (seconds, > 0), else :data:`DEFAULT_APPROVAL_TIMEOUT`."""
-    text = os.environ.get(APPROVAL_TIMEOUT_ENV, "").strip()
-    try:
-        value = float(text)
-    except ValueError:
-        return DEFAULT_APPROVAL_TIMEOUT
-    return value if value > 0 else DEFAULT_APPROVAL_TIMEOUT
+    return APPROVAL_TIMEOUT.value()
 
 
 def format_seconds(seconds: float) -> str:
