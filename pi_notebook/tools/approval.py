@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..agent import AgentTool, BeforeToolCallContext, BeforeToolCallResult, field_of
 from ..ai import AbortSignal, maybe_await
+from .tool_names import builtin_writes
 
 ApprovalMode: TypeAlias = Literal["writes", "all"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("writes", "all")
@@ -97,8 +98,10 @@ def preferring_programmatic(fallback: Approver | None) -> ApproverGetter:
 
 
 def writes_namespace(tool: AgentTool) -> bool:
-    """Whether ``tool`` writes notebook variables or runs code (its ``writes_namespace``)."""
-    return tool.writes_namespace
+    """Whether ``tool`` writes notebook variables or runs code: its ``writes_namespace``, or a
+    built-in tool of its name does (a server's ``readOnlyHint`` never loosens a built-in's
+    policy: an MCP ``run_python`` is asked about as the built-in one is)."""
+    return tool.writes_namespace or builtin_writes(tool.name)
 
 
 def summarize(tool_name: str, args: dict[str, Any]) -> str:

@@ -729,8 +729,7 @@ class PanelState:
         limit = self.data["status"]["max_tokens"]
         at = f" ({limit} tokens)" if limit else ""
         return (
-            f"cut off: the reply reached the output limit{at}; "
-            "raise it with %%agent --max-tokens N"
+            f"cut off: the reply reached the output limit{at}; raise it with %%agent --max-tokens N"
         )
 
     def _reconcile(self, entry: dict[str, Any], message: Any) -> None:

@@ -197,7 +197,6 @@ class AgentPanel(anywidget.AnyWidget):
         """The output limit of the run's requests (named when a reply is cut by it)."""
         self._state.set_max_tokens(limit)
 
-
     def before_request(
         self, request: SentRequest, signal: AbortSignal | None
     ) -> Awaitable[None] | None:
