@@ -42,8 +42,8 @@ def _message_lines(message: Any) -> list[str]:
         if message.stop_reason in ("error", "aborted"):
             detail = f": {message.error_message}" if message.error_message else ""
             lines.append(f"assistant [{message.stop_reason}]{detail}")
-        elif message.stop_reason == "length":
-            lines.append(f"assistant [length]: {LENGTH_NOTE}")
+        elif message.stop_reason == "length":  # the provider's note, when it cut the reply
+            lines.append(f"assistant [length]: {message.error_message or LENGTH_NOTE}")
         return lines
     text = content_text(getattr(message, "content", ""))
     return [f"{role or 'custom'}: {_indent(text)}"] if text else []
