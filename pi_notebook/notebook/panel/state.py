@@ -58,6 +58,7 @@ from ...ai import (
     redact,
 )
 from ..estimate import tokens_of_chars
+from ..render import PREVIEW_CHARS, preview
 from .blocks import BlockStream
 from .contract import RunState, ToolStatus
 from .markdown import render_markdown
@@ -85,8 +86,11 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _content_parts(content: Any) -> tuple[str, list[dict[str, str]]]:
-    """(text, images) of a message or tool-result content (str or list of blocks)."""
+def _content_parts(
+    content: Any, limit: int = MAX_RESULT_CHARS
+) -> tuple[str, list[dict[str, str]]]:
+    """(text, images) of a message or tool-result content (str or list of blocks), the text
+    at most ``limit`` characters and how many more."""
     if isinstance(content, str):
         return content, []
     texts: list[str] = []
@@ -100,10 +104,7 @@ def _content_parts(content: Any) -> tuple[str, list[dict[str, str]]]:
                 images.append({"mime": block.mime_type, "data": block.data})
             else:
                 texts.append(f"[image {block.mime_type}]")
-    text = "\n".join(texts)
-    if len(text) > MAX_RESULT_CHARS:
-        text = text[:MAX_RESULT_CHARS] + f"\n[… {len(text) - MAX_RESULT_CHARS} more characters]"
-    return text, images
+    return preview("\n".join(texts), limit), images
 
 
 def _args_text(arguments: Any) -> str:
@@ -800,7 +801,7 @@ class PanelState:
             self._set(["lifecycle", node, "updates"], count)
 
     def _result(self, tool_id: str, result: Any) -> None:
-        text, images = _content_parts(getattr(result, "content", []))
+        text, images = _content_parts(getattr(result, "content", []), PREVIEW_CHARS)
         text = redact(text)  # the card keeps the redacted text: compare with that
         diff = _namespace_diff(getattr(result, "details", None))
         if diff is not None:  # the card shows the diff in its own line: not twice
