@@ -16,9 +16,8 @@ from pi_notebook.agent import (
     AgentTool,
     AgentToolResult,
 )
-from pi_notebook.ai import FauxProvider, ImageContent, TextContent
+from pi_notebook.ai import FauxProvider, ImageContent, TextContent, faux_tool_call
 from pi_notebook.ai import faux_assistant_message as reply
-from pi_notebook.ai import faux_tool_call
 
 BIG = "".join(f"{i:07d} " for i in range(40_000))  # 320,000 characters
 PNG = "iVBORw0KGgo="
