@@ -129,7 +129,7 @@ async def _drive(
         if not _is_event_stream(response):
             raise ProviderError(await not_an_event_stream(response), response.status_code)
         push(StartEvent(output))
-        tokens = requested_tokens(prepared.body, model)
+        tokens = requested_tokens(prepared.body)
         meter = OutputMeter(push, runaway_chars(tokens)) if tokens is not None else None
         decoder = decoder_factory(output, push if meter is None else meter)
         max_event_bytes = options.max_event_bytes if options is not None else None
@@ -138,10 +138,10 @@ async def _drive(
         on_event = decoder.on_event
         try:
             async for chunk in response.aiter_bytes():  # decoded: gzip / deflate replies work
+                if meter is not None and meter.over:
+                    break  # more after the cap: the server ignores the limit (closed below)
                 for name, data in feed(chunk):
                     on_event(name, data)
-                if meter is not None and meter.over:
-                    break  # the server ignores the limit: stop reading (closed below)
         except httpx.DecodingError as exc:
             encoding = response.headers.get("content-encoding", "").strip() or "encoded"
             raise ProviderError(f"Could not decode the {encoding} reply: {exc}") from None

@@ -5,8 +5,9 @@ the field) would otherwise be read for as long as it streams. :class:`OutputMete
 a provider's decoder and the event stream, counts the characters of every streamed delta (text,
 thinking, tool-call arguments) and says when they pass :func:`runaway_chars` of the limit the
 request carried: :data:`CHARS_PER_TOKEN` characters a token, times :data:`RUNAWAY_FACTOR`, so
-the cap scales with the limit and a reply the server kept within it is never touched. The
-driver then stops reading and ends the reply as stop reason ``length`` with
+the cap scales with the limit and a reply the server kept within it is never touched. When the
+server sends more after that (a reply that ended in the same read is left as it ended), the
+driver stops reading and ends the reply as stop reason ``length`` with
 :func:`ignored_limit_note` as its ``error_message``. The same rule covers every wire API, since
 all of them stream through :func:`~pi_notebook.ai.providers._driver.run_provider`.
 
@@ -30,7 +31,7 @@ from ..events import (
     ToolCallStartEvent,
 )
 from ..partial import end_event
-from ..types import AssistantMessage, Model
+from ..types import AssistantMessage
 
 CHARS_PER_TOKEN = 4
 """A generous average of characters per token (English text is nearer 4, code 3, CJK 1-2)."""
@@ -44,9 +45,9 @@ _STARTS = frozenset({TextStartEvent, ThinkingStartEvent, ToolCallStartEvent})
 _ENDS = frozenset({TextEndEvent, ThinkingEndEvent, ToolCallEndEvent})
 
 
-def requested_tokens(body: Any, model: Model) -> int | None:
-    """The output limit a request body carries (any of the four wire APIs' fields), else the
-    model's own limit, else None."""
+def requested_tokens(body: Any) -> int | None:
+    """The output limit a request body carries (any of the four wire APIs' fields), else None
+    (a request without one has no limit for the server to ignore: it is read as it comes)."""
     if isinstance(body, dict):
         for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
             value = body.get(key)
@@ -56,7 +57,7 @@ def requested_tokens(body: Any, model: Model) -> int | None:
         value = config.get("maxOutputTokens") if isinstance(config, dict) else None
         if isinstance(value, int) and value > 0:
             return value
-    return model.max_tokens if model.max_tokens > 0 else None
+    return None
 
 
 def runaway_chars(tokens: int) -> int:
