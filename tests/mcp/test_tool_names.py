@@ -86,6 +86,7 @@ def test_mcp_tools_are_prefixed_with_their_server_and_marked_in_status(
         "imp__run_python (MCP imp), imp__sprawl (MCP imp), imp__flood (MCP imp)"
     )
     assert "--record" in status  # the server's own line, as before
+    assert "    tools: imp__run_python, imp__sprawl, imp__flood\n" in status
     # Item 6: the 20,000-character description went to the model capped, with a marker.
     described = kernel.ok("print(json.dumps(sent[0]['imp__sprawl']))").stdout
     sprawl = __import__("json").loads(described)

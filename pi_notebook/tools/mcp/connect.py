@@ -76,7 +76,7 @@ async def mcp_tools_async(
 ) -> list[AgentTool]:
     """:func:`mcp_tools` on the running loop, keeping the connection open for the calls."""
     server = _server(command_or_url, name, env, cwd, headers, timeout, start_timeout)
-    return [make_agent_tool(server, tool, prefix) for tool in await server.list_tools()]
+    return _offered(server, [make_agent_tool(server, t, prefix) for t in await server.list_tools()])
 
 
 def _server(
@@ -102,9 +102,14 @@ def _server(
 async def _list_and_close(server: McpServer, prefix: bool) -> list[AgentTool]:
     try:
         tools = await server.list_tools(counted=False)
-        return [make_agent_tool(server, tool, prefix) for tool in tools]
+        return _offered(server, [make_agent_tool(server, tool, prefix) for tool in tools])
     finally:
         await server.aclose()
+
+
+def _offered(server: McpServer, tools: list[AgentTool]) -> list[AgentTool]:
+    server.offered = [tool.name for tool in tools]
+    return tools
 
 
 __all__ = ["INSTALL_HINT", "McpServerError", "mcp_tools", "mcp_tools_async"]
