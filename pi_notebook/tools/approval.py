@@ -24,7 +24,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..agent import AgentTool, BeforeToolCallContext, BeforeToolCallResult, field_of
 from ..ai import AbortSignal, maybe_await
-from .tool_names import builtin_writes
+from .tool_names import builtin_writes, mcp_server_of
 
 ApprovalMode: TypeAlias = Literal["writes", "all"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("writes", "all")
@@ -165,7 +165,11 @@ def approval_hook(
         if approver is None:
             return BeforeToolCallResult(block=True, reason=no_approver_reason(mode))
         args = dict(call.arguments) if isinstance(call.arguments, dict) else {}
-        request = ApprovalRequest(call.id, call.name, args, summarize(call.name, args))
+        summary = summarize(call.name, args)
+        server = mcp_server_of(tool) if tool is not None else None
+        if server is not None:  # never mistaken for a built-in of the same name
+            summary = f"{summary} [MCP server {server!r}]"
+        request = ApprovalRequest(call.id, call.name, args, summary)
         try:
             approved = await approver(request, signal)
         except ApprovalTimeout as exc:

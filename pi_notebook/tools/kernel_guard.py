@@ -280,6 +280,7 @@ def install() -> None:
                 _wrap(module_name, "setitimer", _guard_setitimer)
             _wrap("_thread", "start_new_thread", _guard_raw_start)
             _wrap("_thread", "start_new", _guard_raw_start)
+            _wrap("_thread", "start_joinable_thread", _guard_raw_start)  # Python 3.13+
             threading.Thread.start = _guard_thread_start(threading.Thread.start)  # type: ignore[method-assign]
             _installed = True
     _guard_shell()  # every time: the shell may have been created since

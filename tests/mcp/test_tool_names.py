@@ -107,6 +107,22 @@ def test_a_read_only_hint_never_loosens_the_policy_of_a_built_in_name(
     assert "approval required (--approve writes) but no approver is available" in run.stdout
     assert not record.exists()  # the server never got the code
     assert "run_python (MCP lone)" in kernel.ok("%agent status").stdout
+    # Asked, the approval names the server: it cannot pass for the built-in run_python.
+    kernel.ok(
+        "import pi_notebook.tools as pt\nasked = []\n"
+        "async def deny(request, signal):\n    asked.append(request.summary)\n    return False\n"
+        "pt.set_approver(deny)\n"
+        "m = script(calls(('run_python', {'code': 'z = 1'})), reply('done'))"
+    )
+    try:
+        denied = kernel.ok("%%agent\nSet z")
+    finally:
+        kernel.ok("pt.set_approver(None)")
+    assert "denied by user" in denied.stdout
+    assert kernel.ok("print(asked)").stdout == (
+        "[\"run_python: 1 line of code (z = 1) [MCP server 'lone']\"]\n"
+    )
+    assert not record.exists()
 
 
 def test_a_tool_defined_again_by_rerunning_its_cell_still_replaces_it(kernel: Kernel) -> None:
