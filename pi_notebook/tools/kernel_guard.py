@@ -187,13 +187,13 @@ def _guard_alarm(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _guard_setitimer(function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
-    def setitimer(which: int, seconds: float, *args: Any) -> Any:
+    def setitimer(which: int, seconds: float, *args: Any, **kwargs: Any) -> Any:
         refused = _refusals_here()
         signum = _TIMER_SIGNALS.get(which)
         if refused is not None and seconds > 0 and signum is not None and _is_default(signum):
             name = signal.Signals(signum).name
             _refuse(refused, f"signal.setitimer() with {name}'s default handler")
-        return function(which, seconds, *args)
+        return function(which, seconds, *args, **kwargs)
 
     return _mark(setitimer)
 

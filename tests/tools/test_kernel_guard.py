@@ -141,7 +141,8 @@ def test_harmless_timers_threads_and_probes_still_work(kernel: Kernel) -> None:
         "g4",
         "[calls(('run_python', {'code': 'import os\\nos.kill(os.getppid(), 0)\\nparent = 1'})),"
         " calls(('run_python', {'code': 'import signal\\nsignal.alarm(0)\\n"
-        "signal.setitimer(signal.ITIMER_REAL, 60)\\nsignal.setitimer(signal.ITIMER_REAL, 0)'})),"
+        "signal.setitimer(signal.ITIMER_REAL, 60, 0.0)\\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0)'})),"
         " calls(('run_python', {'code': 'import threading\\nbox = []\\n"
         "t = threading.Thread(target=box.append, args=(1,))\\nt.start()\\nt.join()'})),"
         " reply('ok')]",
