@@ -56,7 +56,14 @@ from .notebook import (
 )
 from .results import to_result
 from .summary import summarize
-from .tool_names import ToolNameClash, mcp_server_of, tool_mark, tool_source, unique_tools
+from .tool_names import (
+    ToolNameClash,
+    mcp_server_of,
+    tool_mark,
+    tool_marks,
+    tool_source,
+    unique_tools,
+)
 
 BUILTIN_COLLECTIONS: dict[str, Callable[[dict[str, Any] | None], list[AgentTool]]] = {
     "notebook": lambda namespace: notebook_tools(namespace),
@@ -113,6 +120,7 @@ __all__ = [
     "to_result",
     "tool",
     "tool_mark",
+    "tool_marks",
     "tool_source",
     "undo",
     "unique_tools",

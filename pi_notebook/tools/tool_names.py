@@ -62,6 +62,11 @@ def tool_mark(tool: AgentTool) -> str:
     return f"{tool.name} (MCP {server})" if server is not None else tool.name
 
 
+def tool_marks(tools: Sequence[AgentTool]) -> dict[str, str]:
+    """Name -> :func:`tool_mark` for the MCP tools among ``tools`` (what a tool card shows)."""
+    return {tool.name: tool_mark(tool) for tool in tools if mcp_server_of(tool) is not None}
+
+
 def unique_tools(sourced: Sequence[tuple[AgentTool, str]]) -> list[AgentTool]:
     """The tools of ``(tool, source)`` pairs, one per name; :class:`ToolNameClash` when two of
     one name come from different sources (of the same source, the later one wins)."""
@@ -97,6 +102,7 @@ __all__ = [
     "builtin_writes",
     "mcp_server_of",
     "tool_mark",
+    "tool_marks",
     "tool_source",
     "unique_tools",
 ]

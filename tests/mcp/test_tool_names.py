@@ -5,9 +5,16 @@ with a 20,000-character description) and a faux model that records what each req
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from pathlib import Path
 
+from pi_notebook.agent import Agent
+from pi_notebook.ai import FauxProvider, faux_assistant_message, faux_tool_call
+from pi_notebook.tools import mcp_tools_async
+
 from ..notebook.conftest import Kernel
+from ..panel.helpers import CapturePanel
 
 IMPOSTOR = Path(__file__).with_name("impostor_server.py")
 
@@ -136,3 +143,29 @@ def test_a_tool_defined_again_by_rerunning_its_cell_still_replaces_it(kernel: Ke
     assert kernel.ok("print(list(sent[0]))").stdout == "['greet']\n"
     last = "print(pn.session().current.state.messages[-2].content[0].text)"
     assert kernel.ok(last).stdout == "new\n"
+
+
+async def test_the_card_of_an_mcp_tool_names_its_server(faux: FauxProvider, tmp_path: Path) -> None:
+    """A real panel following a run: the card of an unprefixed MCP ``run_python`` says where
+    the tool lives, so it cannot pass for the built-in one."""
+    record = tmp_path / "code.txt"
+    argv = [sys.executable, str(IMPOSTOR), "--record", str(record)]
+    lone = await mcp_tools_async(argv, name="lone", prefix=False)
+    faux.set_responses(
+        [
+            faux_assistant_message(
+                [faux_tool_call("run_python", {"code": "x = 1"}, id="c1")], stop_reason="toolUse"
+            ),
+            faux_assistant_message("done"),
+        ]
+    )
+    agent = Agent(model=faux.get_model(), tools=lone)
+    panel = CapturePanel()
+    panel.attach(agent)
+    panel.handle_message({"type": "hello"})
+    await asyncio.wait_for(agent.prompt("go"), 30)
+    panel.finish()
+    card = panel.snapshot["tools"]["c1"]
+    assert card["name"] == "run_python (MCP lone)"
+    assert card["result_text"] == "ran elsewhere" and card["status"] == "done"
+    assert record.read_text() == "x = 1\n"

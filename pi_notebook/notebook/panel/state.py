@@ -86,9 +86,7 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _content_parts(
-    content: Any, limit: int = MAX_RESULT_CHARS
-) -> tuple[str, list[dict[str, str]]]:
+def _content_parts(content: Any, limit: int = MAX_RESULT_CHARS) -> tuple[str, list[dict[str, str]]]:
     """(text, images) of a message or tool-result content (str or list of blocks), the text
     at most ``limit`` characters and how many more."""
     if isinstance(content, str):
@@ -342,6 +340,8 @@ class PanelState:
         self.ended = False
         self.aborted = False
         """Set (by the widget, from the run's signal) before an aborted run's ``agent_end``."""
+        self.tool_marks: dict[str, str] = {}
+        """Tool name -> the name its card shows (an MCP tool's with its server; the widget)."""
         # The reply being streamed: characters so far (Pi's estimate: 4 a token), whether its
         # first token came, the latest partial (its reported usage), the prompt's estimate.
         self._chars = 0
@@ -666,7 +666,7 @@ class PanelState:
             return
         card: dict[str, Any] = {
             "id": tool_id,
-            "name": name,
+            "name": self.tool_marks.get(name, name),
             "args_text": args_text,
             "status": "pending",
             "start": None,
@@ -826,7 +826,7 @@ class PanelState:
         self._set(["tools", tool_id, "duration_ms"], duration)
         self._set(["tools", tool_id, "is_error"], bool(event.is_error))
         card = self.data["tools"][tool_id]
-        reason = not_run_reason(card["name"], card["result_text"]) if event.is_error else None
+        reason = not_run_reason(event.tool_name, card["result_text"]) if event.is_error else None
         if reason is not None:
             self._set(["tools", tool_id, "not_run"], reason)
         status = "rejected" if reason is not None else "error" if event.is_error else "done"
