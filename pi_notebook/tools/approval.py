@@ -24,7 +24,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..agent import AgentTool, BeforeToolCallContext, BeforeToolCallResult, field_of
 from ..ai import AbortSignal, maybe_await
-from .tool_names import builtin_writes, mcp_server_of
+from .tool_names import builtin_writes, hidden_server
 
 ApprovalMode: TypeAlias = Literal["writes", "all"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("writes", "all")
@@ -166,8 +166,8 @@ def approval_hook(
             return BeforeToolCallResult(block=True, reason=no_approver_reason(mode))
         args = dict(call.arguments) if isinstance(call.arguments, dict) else {}
         summary = summarize(call.name, args)
-        server = mcp_server_of(tool) if tool is not None else None
-        if server is not None:  # never mistaken for a built-in of the same name
+        server = hidden_server(tool) if tool is not None else None
+        if server is not None:  # an unprefixed MCP tool: never mistaken for a built-in
             summary = f"{summary} [MCP server {server!r}]"
         request = ApprovalRequest(call.id, call.name, args, summary)
         try:

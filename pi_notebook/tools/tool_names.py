@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from ..agent import AgentTool
 from .function_tool import FunctionExecute
 from .mcp.convert import McpExecute
+from .mcp.target import agent_tool_name
 
 BUILTIN_SOURCE = "the built-in notebook tools"
 
@@ -62,6 +63,15 @@ def tool_mark(tool: AgentTool) -> str:
     return f"{tool.name} (MCP {server})" if server is not None else tool.name
 
 
+def hidden_server(tool: AgentTool) -> str | None:
+    """The MCP server of a tool whose name does not already say it (``prefix=False``), else
+    None: what an approval request must add so the tool cannot pass for a built-in."""
+    server = mcp_server_of(tool)
+    if server is None or tool.name.startswith(agent_tool_name(server, "")):
+        return None
+    return server
+
+
 def tool_marks(tools: Sequence[AgentTool]) -> dict[str, str]:
     """Name -> :func:`tool_mark` for the MCP tools among ``tools`` (what a tool card shows)."""
     return {tool.name: tool_mark(tool) for tool in tools if mcp_server_of(tool) is not None}
@@ -100,6 +110,7 @@ __all__ = [
     "BUILTIN_SOURCE",
     "ToolNameClash",
     "builtin_writes",
+    "hidden_server",
     "mcp_server_of",
     "tool_mark",
     "tool_marks",
