@@ -83,6 +83,13 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_count(text: str) -> int:
+    value = int(text.replace("_", ""))
+    if value <= 0:
+        raise ValueError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
 def as_text(text: str) -> str | None:
     return text
 
@@ -134,6 +141,14 @@ APPROVAL_TIMEOUT = Setting(
     "Seconds an approval asked in the panel waits for an answer; then the call is refused.",
     positive_seconds,
 )
+TOOL_RESULT_CHARS = Setting(
+    "tool_result_chars",
+    "PI_NOTEBOOK_TOOL_RESULT_CHARS",
+    100_000,
+    "The most characters of one tool result's text the model gets (the rest is cut with a "
+    "note; the whole text stays in the result's details); a tool's `max_result_chars` wins.",
+    positive_count,
+)
 CACHE_RETENTION = Setting(
     "cache_retention",
     "PI_CACHE_RETENTION",
@@ -158,6 +173,7 @@ SETTINGS: tuple[Setting[object], ...] = (
     CODE_CELL,
     SESSIONS,
     APPROVAL_TIMEOUT,
+    TOOL_RESULT_CHARS,
     CACHE_RETENTION,
     NOTEBOOK_PATH,
 )

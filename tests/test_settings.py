@@ -153,6 +153,7 @@ def test_unset_is_the_default(clean: pytest.MonkeyPatch) -> None:
         True,
         True,
         600.0,
+        100_000,
         "short",
         None,
     ]

@@ -37,6 +37,7 @@ from ..settings import UI, status_lines
 from ..tools import (
     BUILTIN_COLLECTIONS,
     ApprovalMode,
+    ToolNameClash,
     approval_hook,
     begin_run,
     builtin_tools,
@@ -44,6 +45,8 @@ from ..tools import (
     mcp_status_lines,
     preferring_programmatic,
     refresh_tools,
+    tool_source,
+    unique_tools,
 )
 from ..tools import undo as undo_tools
 from . import code_cell
@@ -144,31 +147,30 @@ def plain_mode(options: AgentOptions) -> bool:
 
 def _resolve_tools(names: list[str], namespace: dict[str, Any]) -> list[AgentTool]:
     """Tools by name: the notebook's own variables first, then the built-in collections."""
-    tools: list[AgentTool] = []
+    tools: list[tuple[AgentTool, str]] = []
     for name in names:
         value = namespace.get(name) if name.isidentifier() else None
         builtin = None if value is not None else builtin_tools(name, namespace)
         if isinstance(value, AgentTool):
-            tools.append(value)
+            tools.append((value, tool_source(value, f"variable {name!r}")))
         elif (
             isinstance(value, list | tuple)
             and value
             and all(isinstance(t, AgentTool) for t in value)
         ):
-            tools.extend(value)
+            tools.extend((t, tool_source(t, f"variable {name!r}")) for t in value)
         elif builtin is not None:
-            tools.extend(builtin)
+            tools.extend((t, tool_source(t)) for t in builtin)
         else:
             raise UsageError(
                 f"%%agent: unknown tool {name!r}: expected the name of an AgentTool "
                 "(or a list of them) in the notebook namespace, or a built-in collection "
                 f"({', '.join(BUILTIN_COLLECTIONS)}) or one of its tools"
             )
-    unique: dict[str, AgentTool] = {}
-    for item in tools:  # a later tool of the same name wins
-        unique.pop(item.name, None)
-        unique[item.name] = item
-    return list(unique.values())
+    try:  # one tool per name; of one source (a @tool defined again) the later one wins
+        return unique_tools(tools)
+    except ToolNameClash as exc:
+        raise UsageError(f"%%agent: {exc}") from None
 
 
 def _prepare_agent(
