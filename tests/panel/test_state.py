@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 
 from pi_notebook.agent import AgentTool, AgentToolResult
-from pi_notebook.ai import TextContent, faux_assistant_message
+from pi_notebook.ai import TextContent, faux_assistant_message, redact
 from pi_notebook.ai.faux import faux_text, faux_thinking, faux_tool_call
+from pi_notebook.notebook.panel.entries import initial_state
 from pi_notebook.notebook.panel.markdown import render_markdown
 from pi_notebook.notebook.panel.ops import OpList, apply_ops
-from pi_notebook.ai import redact
-from pi_notebook.notebook.panel.entries import initial_state
 from pi_notebook.notebook.panel.reducer import PanelState
 from pi_notebook.notebook.panel.streaming_text import TAIL_LIMIT
 
