@@ -184,9 +184,7 @@ def test_batching_never_changes_what_the_view_ends_with() -> None:
             if kind == "tick":
                 clock.now += value
                 continue
-            {"a": writer.append, "s": writer.set, "p": writer.push}[kind](
-                paths[key], value
-            )
+            {"a": writer.append, "s": writer.set, "p": writer.push}[kind](paths[key], value)
             apply_op(expected, [kind, [key], value])
         transport.flush()
         assert replay(sent) == expected

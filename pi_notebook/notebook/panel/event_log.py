@@ -24,25 +24,33 @@ from .status_line import RunClock
 class EventLog:
     """Records and counts of a run's events (see the module docstring)."""
 
-    __slots__ = ("_clock", "_updates", "counts", "events")
+    __slots__ = ("_clock", "_counts", "_updates", "events")
 
     def __init__(self, clock: RunClock) -> None:
         self._clock = clock
         self.events: list[dict[str, Any]] = []
-        self.counts: dict[str, int] = {}
+        self._counts: dict[str, int] = {}  # of the events other than updates
         self._updates: dict[str, Any] | None = None  # this message's counting record
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many events of each type the run had (the updates summed from their records,
+        so a token costs one count, not two)."""
+        counts = dict(self._counts)
+        updates = sum(e["count"] for e in self.events if e["type"] == "message_update")
+        if updates:
+            counts["message_update"] = updates
+        return counts
 
     def record(self, event: AgentEvent) -> None:
         """An event other than a message update (it starts the run's clock)."""
         kind = event.type
-        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self._counts[kind] = self._counts.get(kind, 0) + 1
         self._clock.start()
         self.events.append({"type": kind, "t": self._clock.now(), **_event_info(event)})
 
     def update(self, kind: str) -> None:
         """A message update whose streamed event is ``kind`` (``text_delta``...)."""
-        counts = self.counts
-        counts["message_update"] = counts.get("message_update", 0) + 1
         record = self._updates
         if record is None:
             self._clock.start()

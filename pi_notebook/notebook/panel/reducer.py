@@ -142,7 +142,7 @@ class PanelState:
 
     def apply(self, event: AgentEvent) -> None:
         if isinstance(event, MessageUpdateEvent):  # the per-token path: first, and alone
-            self._on_update(event)
+            self.update(event)
             return
         self.log.record(event)
         match event:
@@ -208,15 +208,17 @@ class PanelState:
             self.data["messages"].append(plain)
             self.sink.push(["messages"], copy_value(plain))
 
-    def _on_update(self, event: MessageUpdateEvent) -> None:
+    def update(self, event: MessageUpdateEvent) -> None:
+        """One message update: the per-token path (the widget calls it without ``apply``)."""
         sub = event.assistant_message_event
         self.log.update(sub.type)
         status = self.status
         status.partial = event.message
         if status.waiting:
             status.first_token()
-        if self._reply is not None:
-            self._reply.update(sub)
+        reply = self._reply
+        if reply is not None:
+            reply.update(sub)
 
     def _on_message_end(self, event: MessageEndEvent) -> None:
         message = event.message

@@ -19,12 +19,15 @@ from ...ai import (
     DoneEvent,
     ErrorEvent,
     StartEvent,
+    TextContent,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
+    ThinkingContent,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
     ThinkingStartEvent,
+    ToolCall,
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
@@ -199,14 +202,17 @@ class StreamingReply:
         final: list[BlockKey] = []
         names: dict[str, str] = {}
         for block in message.content:
-            if block.type == "text" and block.text:
-                final.append(("text", redact(block.text)))
-            elif block.type == "thinking" and block.thinking:
-                final.append(("thinking", redact(block.thinking)))
-            elif block.type == "toolCall":
-                final.append(("toolCall", block.id))
-                names[block.id] = block.name
-                self.cards.new(block.id, block.name, args_text(block.arguments))
+            match block:
+                case TextContent(text=text) if text:
+                    final.append(("text", redact(text)))
+                case ThinkingContent(thinking=thinking) if thinking:
+                    final.append(("thinking", redact(thinking)))
+                case ToolCall():
+                    final.append(("toolCall", block.id))
+                    names[block.id] = block.name
+                    self.cards.new(block.id, block.name, args_text(block.arguments))
+                case _:
+                    pass  # an empty text or thinking block: the entry has none either
         current: list[BlockKey] = []
         kept: list[tuple[AssistantBlock, OpenText | None]] = []
         for shown, source in zip(entry["blocks"], self._sources, strict=True):

@@ -2,20 +2,19 @@
 
 The kernel side keeps the run's state (:class:`~.reducer.PanelState`), streams it to views as
 numbered delta frames (:class:`~.transport.Transport`, at most ~30 a second, the Markdown
-rendered to HTML once per frame) after each view's ``hello`` (the listener applies each event
-to the reducer and pokes the transport, which pulls the reducer's ops when it cuts a frame),
-and syncs the whole state into the ``state`` trait at a low rate (a notebook saved mid-run).
-When the run ends, :meth:`AgentPanel.static_bundle` is the transcript as sanitised
-``text/html`` plus
+rendered to HTML once per frame) after each view's ``hello`` (the listener applies each event to
+the reducer and pokes the transport, which pulls the reducer's ops when it cuts a frame), and
+syncs the whole state into the ``state`` trait at a low rate (a notebook saved mid-run). When
+the run ends, :meth:`AgentPanel.static_bundle` is the transcript as sanitised ``text/html`` plus
 ``text/plain``, with no widget view: the ``%%agent`` magic puts it in the cell's output and then
 closes the widget, so a saved notebook reads everywhere without a widget manager and finished
-panels hold no comm. A finished panel displayed again shows that bundle. Control messages
-from the front end (abort, steer, follow-up, queue clearing, step, approvals, the raw JSON of
-the request) may arrive on another thread (comms can be dispatched on kernel subshells), so the
-handler only hands them to the agent's loop with ``call_soon_threadsafe``. The listener
-attached to the agent is synchronous on the per-token path and returns an awaitable only to
-hold an event in step mode; :meth:`AgentPanel.before_request` (called by the magic's request
-tap) shows what the model is sent and holds there when the granularity says so.
+panels hold no comm. A finished panel displayed again shows that bundle. Control messages from
+the front end (abort, steer, follow-up, queue clearing, step, approvals, the raw JSON of the
+request) may arrive on another thread (comms can be dispatched on kernel subshells), so the
+handler only hands them to the agent's loop with ``call_soon_threadsafe``. The listener attached
+to the agent is synchronous on the per-token path and returns an awaitable only to hold an event
+in step mode; :meth:`AgentPanel.before_request` (called by the magic's request tap) shows what
+the model is sent and holds there when the granularity says so.
 """
 
 from __future__ import annotations
@@ -173,7 +172,7 @@ class AgentPanel(anywidget.AnyWidget):
         state = self._state
         match event:
             case MessageUpdateEvent():  # the per-token path: the reducer, then maybe a frame
-                state.apply(event)
+                state.update(event)
                 self.transport.poke()
             case MessageStartEvent():
                 self._narrator.observe(event)
