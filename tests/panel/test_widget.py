@@ -218,6 +218,7 @@ def test_each_panel_sends_the_minified_module(tmp_path: Any) -> None:
     assert len(esm) < 0.7 * len(joined) and len(css) < 0.9 * len(sources_css)
 
 
+@pytest.mark.kernel
 @needs_build
 @pytest.mark.timeout(300)
 def test_the_wheel_ships_the_minified_front_end(tmp_path: Any) -> None:
@@ -251,6 +252,7 @@ def test_bundle_inlines_dependencies_first(tmp_path: Any) -> None:
     assert out.count("function a()") == 1 and "export function" not in out
 
 
+@pytest.mark.kernel
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_node_imports_the_bundle(tmp_path: Any) -> None:
     path = tmp_path / "bundle.mjs"

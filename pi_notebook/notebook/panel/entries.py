@@ -12,6 +12,7 @@ from typing import Any, get_args
 
 from ...agent import truncated_call_text
 from ...ai import message_text, redact
+from ..render import preview
 from .contract import (
     CompactionEntry,
     CustomEntry,
@@ -59,9 +60,9 @@ def initial_state(model: str = "", step: bool = False, granularity: str = "") ->
     }
 
 
-def content_parts(content: Any) -> tuple[str, list[Image]]:
+def content_parts(content: Any, limit: int = MAX_RESULT_CHARS) -> tuple[str, list[Image]]:
     """(text, images) of a message or tool-result content: images the panel shows come apart,
-    others read ``[image MIME]``; a very long text is cut with a note."""
+    others read ``[image MIME]``; the text at most ``limit`` characters and how many more."""
     if isinstance(content, str):
         return content, []
     images: list[Image] = [
@@ -69,10 +70,7 @@ def content_parts(content: Any) -> tuple[str, list[Image]]:
         for block in content or []
         if getattr(block, "type", None) == "image" and block.mime_type in IMAGE_TYPES
     ]
-    text = message_text(content or [], hidden_images=IMAGE_TYPES)
-    if len(text) > MAX_RESULT_CHARS:
-        text = text[:MAX_RESULT_CHARS] + f"\n[… {len(text) - MAX_RESULT_CHARS} more characters]"
-    return text, images
+    return preview(message_text(content or [], hidden_images=IMAGE_TYPES), limit), images
 
 
 def args_text(arguments: Any) -> str:

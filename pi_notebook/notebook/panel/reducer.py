@@ -99,6 +99,15 @@ class PanelState:
         """Set (by the widget, from the run's signal) before an aborted run's ``agent_end``."""
 
     @property
+    def tool_marks(self) -> dict[str, str]:
+        """Tool name -> the name its card shows (an MCP tool's with its server; the widget)."""
+        return self.cards.marks
+
+    @tool_marks.setter
+    def tool_marks(self, marks: dict[str, str]) -> None:
+        self.cards.marks = marks
+
+    @property
     def events(self) -> list[dict[str, Any]]:
         """One record per event, except that a message's updates share one counting record."""
         return self.log.events
@@ -254,7 +263,7 @@ class PanelState:
     def _on_tool_execution_end(self, event: ToolExecutionEndEvent) -> None:
         tool_id = event.tool_call_id
         self.cards.new(tool_id, event.tool_name, args_text({}))
-        self.cards.ended(tool_id, event.result, bool(event.is_error))
+        self.cards.ended(tool_id, event.tool_name, event.result, bool(event.is_error))
         self.lifecycle.close(self._tool_nodes.pop(tool_id, None))
 
     def _on_agent_end(self, event: AgentEndEvent) -> None:

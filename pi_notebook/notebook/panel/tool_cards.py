@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal, overload
 
 from ...ai import redact
+from ..render import PREVIEW_CHARS
 from .contract import Image, NamespaceDiff, ToolCard, ToolStatus
 from .entries import content_parts, namespace_diff, new_card, not_run_reason, without_diff_line
 from .ops import OpSink, copy_value
@@ -25,12 +26,14 @@ OPEN_STATUSES = frozenset(("pending", "running", "awaiting-approval", "progress"
 class ToolCards:
     """The ``tools`` dict of the state and the ops that change it."""
 
-    __slots__ = ("clock", "sink", "tools")
+    __slots__ = ("clock", "marks", "sink", "tools")
 
     def __init__(self, tools: dict[str, ToolCard], sink: OpSink, clock: RunClock) -> None:
         self.tools = tools
         self.sink = sink
         self.clock = clock
+        self.marks: dict[str, str] = {}
+        """Tool name -> the name its card shows (an MCP tool's with its server; the widget)."""
 
     def __contains__(self, tool_id: str) -> bool:
         return tool_id in self.tools
@@ -39,7 +42,7 @@ class ToolCards:
         """A card for a call (nothing if it has one)."""
         if tool_id in self.tools:
             return
-        card = new_card(tool_id, name, arguments)
+        card = new_card(tool_id, self.marks.get(name, name), arguments)
         self.tools[tool_id] = card
         self.sink.set(["tools", tool_id], copy_value(card))
 
@@ -77,7 +80,7 @@ class ToolCards:
 
     def result(self, tool_id: str, result: Any) -> None:
         """The card shows ``result`` (a partial or the final one): text, images, diff."""
-        text, images = content_parts(getattr(result, "content", []))
+        text, images = content_parts(getattr(result, "content", []), PREVIEW_CHARS)
         text = redact(text)  # the card keeps the redacted text: compare with that
         diff = namespace_diff(getattr(result, "details", None))
         if diff is not None:  # the card shows the diff in its own line: not twice
@@ -90,12 +93,12 @@ class ToolCards:
         if diff is not None and card["diff"] != diff:
             self.set(tool_id, "diff", diff)
 
-    def ended(self, tool_id: str, result: Any, is_error: bool) -> None:
+    def ended(self, tool_id: str, tool_name: str, result: Any, is_error: bool) -> None:
         self.result(tool_id, result)
         self.set(tool_id, "duration_ms", self.clock.tool_duration(tool_id))
         self.set(tool_id, "is_error", is_error)
         card = self.tools[tool_id]
-        reason = not_run_reason(card["name"], card["result_text"]) if is_error else None
+        reason = not_run_reason(tool_name, card["result_text"]) if is_error else None
         if reason is not None:
             self.set(tool_id, "not_run", reason)
         status: ToolStatus = "rejected" if reason is not None else "error" if is_error else "done"

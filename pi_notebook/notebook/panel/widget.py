@@ -38,7 +38,7 @@ from ...agent import (
     TurnEndEvent,
 )
 from ...ai import AbortSignal, AssistantMessage, message_text
-from ...tools import ApprovalTimeout, approval_timeout, format_seconds
+from ...tools import ApprovalTimeout, approval_timeout, format_seconds, tool_marks
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
 from ..estimate import estimate_context_tokens, estimate_request_tokens
 from ..render import render_transcript
@@ -148,6 +148,7 @@ class AgentPanel(anywidget.AnyWidget):
         self.transport.loop = self._loop
         model = agent.state.model
         self._state.data["status"]["model"] = f"{model.provider}/{model.id}"
+        self._state.tool_marks = tool_marks(agent.state.tools)
         unsubscribe = agent.subscribe(self._listener)
         unsubscribe_compaction = agent.compaction.subscribe(self._on_compaction)
 
