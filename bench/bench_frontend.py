@@ -42,7 +42,7 @@ from pi_notebook.ai import faux_assistant_message, register_faux_provider
 from pi_notebook.notebook.panel.assets import frontend
 from pi_notebook.notebook.panel.markdown import render_markdown
 from pi_notebook.notebook.panel.ops import OpList
-from pi_notebook.notebook.panel.state import PanelState
+from pi_notebook.notebook.panel.reducer import PanelState
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]

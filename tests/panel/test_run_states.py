@@ -15,7 +15,7 @@ from pi_notebook.agent import Agent, AgentTool, AgentToolResult
 from pi_notebook.ai import TextContent, faux_assistant_message
 from pi_notebook.ai.faux import faux_text, faux_tool_call
 from pi_notebook.notebook.panel.ops import OpList
-from pi_notebook.notebook.panel.state import PanelState
+from pi_notebook.notebook.panel.reducer import PanelState
 from pi_notebook.tools import ApprovalTimeout, approval_hook
 
 from .helpers import CapturePanel, collect_events, faux, run

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
+from .entries import IMAGE_TYPES
 from .markdown import escape_html
-from .state import IMAGE_TYPES
 
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 #: Characters of a tool result shown in the card (the rest is in its details), as in view.js.
@@ -64,9 +65,7 @@ class _Anchors:
     """Element ids of one transcript: ``PREFIX-mN`` for message N, ``PREFIX-tN`` for the Nth
     tool card (tool call ids may hold any character, so they are numbered)."""
 
-    def __init__(
-        self, prefix: str, tools: dict[str, Any], messages: list[dict[str, Any]]
-    ) -> None:
+    def __init__(self, prefix: str, tools: dict[str, Any], messages: list[dict[str, Any]]) -> None:
         self.prefix = prefix
         self.tools = {tool_id: n for n, tool_id in enumerate(tools)}
         # A tool result its card shows is not rendered: a link to it goes to that card.
@@ -340,7 +339,7 @@ def _context(context: Any) -> str:
     )
 
 
-def render_static_html(state: dict[str, Any], css: str = "", anchor: str = "") -> str:
+def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = "") -> str:
     """The whole run as one sanitised HTML fragment (``css``: the panel's stylesheet;
     ``anchor``: a prefix, unique in the page, for the ids the tree's links point at)."""
     status = state.get("status", {})
