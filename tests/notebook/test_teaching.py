@@ -129,7 +129,7 @@ def test_step_tools_holds_before_each_tool_and_each_request(tools_ui: Kernel) ->
     held, client = walk(tools_ui, "%%agent --step tools --tools ADD\nWhat is 2 + 3?")
     assert held == [
         ("model_request", "held before the model request of turn 1"),
-        ("tool_execution_start", "held before tool `add` runs"),
+        ("tool_execution_start", "held before tool `add` runs (prepared, not running yet)"),
         ("model_request", "held before the model request of turn 2"),
     ]
     assert client.state is not None and client.state["status"]["state"] == "done"
@@ -344,16 +344,28 @@ def test_replay_errors_are_one_line(tools_plain: Kernel, tmp_path: Path) -> None
     assert usage.status == "error" and "PATH" in str(usage.error)
 
 
+#: The stations the lesson's recorded run reads, in its calls' order (they label the calls).
+STATIONS = ("north", "south", "east")
+
+
 def test_a_replay_steps_through_the_panel_like_a_live_run(tools_ui: Kernel) -> None:
     lesson = Path(__file__).resolve().parents[2] / "notebooks" / "02_loop_lifecycle.run.jsonl"
     held, client = walk(tools_ui, f"%agent replay {lesson} --step tools")
     assert held == [
         ("model_request", "held before the model request of turn 1"),
-        ("tool_execution_start", "held before tool `read_station` runs"),
-        ("tool_execution_start", "held before tool `read_station` runs"),
-        ("tool_execution_start", "held before tool `read_station` runs"),
+        *(
+            (
+                "tool_execution_start",
+                f"held before tool `read_station ({station})` runs "
+                f"(call {n} of 3; prepared, not running yet)",
+            )
+            for n, station in enumerate(STATIONS, start=1)
+        ),
         ("model_request", "held before the model request of turn 2"),
-        ("tool_execution_start", "held before tool `record_answer` runs"),
+        (
+            "tool_execution_start",
+            "held before tool `record_answer` runs (prepared, not running yet)",
+        ),
     ]
     assert client.state is not None and client.state["status"]["state"] == "done"
     assert client.updates and set(client.updates[-1]) == {"text/html", "text/plain"}

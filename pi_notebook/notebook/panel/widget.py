@@ -35,6 +35,7 @@ from ...agent import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    ToolExecutionStartEvent,
     TurnEndEvent,
 )
 from ...ai import AbortSignal, AssistantMessage, message_text
@@ -184,6 +185,9 @@ class AgentPanel(anywidget.AnyWidget):
                 self._narrator.observe(event)
                 if not isinstance(event.message, AssistantMessage):
                     self._estimate_request()  # the next request holds this message: its size
+                else:
+                    state.sequential = self._sequential(event.message)
+                    self._narrator.sequential = state.sequential
                 state.apply(event)
                 self._messages.append(event.message)
                 self.transport.poke()
@@ -207,8 +211,33 @@ class AgentPanel(anywidget.AnyWidget):
         point = event.type  # the hold points are named by the event types
         if self._step.should_hold(point) and not signal.aborted:
             self.transport.flush()
-            return self._step.hold(point, signal, lambda: self._words(point, event))
+            return self._held(point, event, signal)
+        if isinstance(event, ToolExecutionStartEvent):
+            state.passed(event)
         return None
+
+    async def _held(self, point: str, event: AgentEvent, signal: AbortSignal) -> None:
+        """Hold at ``event``; once released the loop goes on past it (a call may run)."""
+        try:
+            await self._step.hold(point, signal, lambda: self._words(point, event))
+        finally:
+            if isinstance(event, ToolExecutionStartEvent) and not signal.aborted:
+                self._state.passed(event)
+                self.transport.flush()
+
+    def _sequential(self, message: AssistantMessage) -> bool:
+        """Whether the reply's tool calls run one at a time (as the agent's batch decides)."""
+        agent = self._agent
+        if agent is None:
+            return False
+        if agent.tool_execution == "sequential":
+            return True
+        modes = {tool.name: tool.execution_mode for tool in agent.state.tools}
+        return any(
+            modes.get(block.name) == "sequential"
+            for block in message.content
+            if block.type == "toolCall"
+        )
 
     def _estimate_request(self) -> None:
         """The next request's size in tokens (Pi's 4 characters a token), estimated when a
@@ -233,11 +262,14 @@ class AgentPanel(anywidget.AnyWidget):
         # What was sent may be a compacted view of the transcript: its size is the estimate.
         sent = estimate_request_tokens(request.messages, request.system_prompt, request.tools)
         self._state.set_context_estimate(sent)
-        hold = self._step.should_hold(MODEL_REQUEST) and not (signal is not None and signal.aborted)
+        aborted = signal is not None and signal.aborted
+        hold = self._step.should_hold(MODEL_REQUEST) and not aborted
         self._state.set_context(context_summary(request, held=hold))
-        self.transport.flush()
         if not hold:
+            self._state.request_sent(not aborted)
+            self.transport.flush()
             return None
+        self.transport.flush()
         return self._held_request(request, signal)
 
     async def _held_request(self, request: SentRequest, signal: AbortSignal | None) -> None:
@@ -247,6 +279,7 @@ class AgentPanel(anywidget.AnyWidget):
             )
         finally:
             self._state.set_context_held(False)
+            self._state.request_sent(not (signal is not None and signal.aborted))
             self.transport.flush()
 
     def _words(
@@ -466,7 +499,7 @@ class AgentPanel(anywidget.AnyWidget):
             if remove is not None:
                 remove()
             self._approvals.pop(request.tool_call_id, None)
-            self._state.set_tool_status(request.tool_call_id, "running", only="awaiting-approval")
+            self._state.approval_answered(request.tool_call_id)
             self._publish_approvals()
 
     def _resolve_approval(self, tool_call_id: str, approved: Any) -> None:
