@@ -31,7 +31,7 @@ export function tokenCounts(s) {
   return { text, estimated };
 }
 
-export function createStatus(doc, now) {
+export function createStatus({ doc }, now) {
   const node = h(doc, "div", "pi-status");
   const parts = {};
   for (const name of PARTS) {

@@ -37,7 +37,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
   // What every region is given: the document, the way to the kernel, the current state.
   const view = { doc, root, send, state: () => receiver.state, disclosures: new Disclosures(doc) };
 
-  const status = createStatus(doc, now);
+  const status = createStatus(view, now);
   const cards = createCards(view);
   const transcript = createTranscript(view, cards);
   const context = createContextView(view);
