@@ -1,6 +1,7 @@
 """pi_notebook: the Pi agent runtime in Python, living inside Jupyter.
 
 ``%load_ext pi_notebook`` registers the ``%%agent`` magic (see :mod:`pi_notebook.notebook`).
+The environment variables it reads are one table, :mod:`pi_notebook.settings`.
 """
 
 from __future__ import annotations

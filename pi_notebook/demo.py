@@ -1,18 +1,23 @@
 """The main job: execute ``notebooks/quickstart.ipynb`` headlessly and print its transcript.
 
-``python -m pi_notebook.demo [NOTEBOOK]`` runs every cell of the notebook in a fresh Jupyter
-kernel (nbclient, plain mode, the notebook's folder as working directory) and prints each code
-cell with its output, as a reader would see it. No API key is needed: the quickstart scripts its
-models or replays recorded runs. The exit status is 0 when every cell ran, 1 when a cell failed
-and 2 when the notebook cannot be found or read.
+``python -m pi_notebook.demo [NOTEBOOK] [--executed PATH]`` runs every cell of the notebook in a
+fresh Jupyter kernel (nbclient, plain mode, the notebook's folder as working directory) and
+prints each code cell with its output, as a reader would see it. No API key is needed: the
+quickstart scripts its models or replays recorded runs. The exit status is 0 when every cell
+ran, 1 when a cell failed and 2 when the notebook cannot be found or read. ``--executed PATH``
+also writes the executed notebook there (CI compares it with the stored outputs instead of
+executing the quickstart again).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from .settings import RECORD, UI
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "notebooks" / "quickstart.ipynb"
 CELL_TIMEOUT = 120
@@ -21,8 +26,8 @@ CELL_TIMEOUT = 120
 def kernel_environment() -> dict[str, str]:
     """The caller's environment, in plain mode, never recording (replays stay offline)."""
     env = dict(os.environ)
-    env["PI_NOTEBOOK_UI"] = "plain"
-    env.pop("PI_NOTEBOOK_RECORD", None)
+    env[UI.variable] = "plain"
+    env.pop(RECORD.variable, None)
     return env
 
 
@@ -53,8 +58,9 @@ def print_cell(number: int, cell: Any) -> None:
         print(text.rstrip("\n"))
 
 
-def run_notebook(path: Path) -> int:
-    """Execute ``path`` and print its transcript; the process exit status."""
+def run_notebook(path: Path, executed: Path | None = None) -> int:
+    """Execute ``path`` and print its transcript (and write the executed notebook to
+    ``executed``, if given); the process exit status."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -94,6 +100,9 @@ def run_notebook(path: Path) -> int:
     finally:
         os.environ.clear()
         os.environ.update(previous)
+    if executed is not None:
+        executed.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, str(executed))  # type: ignore[no-untyped-call]
     number = 0
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
@@ -112,9 +121,16 @@ def run_notebook(path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0]).resolve() if args else QUICKSTART
-    return run_notebook(path)
+    parser = argparse.ArgumentParser(
+        prog="python -m pi_notebook.demo",
+        description="Execute a notebook headlessly (the quickstart by default) and print it.",
+    )
+    parser.add_argument("notebook", nargs="?", type=Path, default=QUICKSTART)
+    parser.add_argument(
+        "--executed", type=Path, metavar="PATH", help="also write the executed notebook here"
+    )
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    return run_notebook(args.notebook.resolve(), args.executed)
 
 
 if __name__ == "__main__":

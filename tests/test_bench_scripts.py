@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.bench
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -140,3 +142,17 @@ def test_bench_sessions_prints_ours_next_to_both_peers() -> None:
     assert "conversation of 5 runs (20 messages" in out
     for row in ("  ours ", "  full dump ", "  append ", "full dump / ours", "ours / append"):
         assert row in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_startup_prints_ours_beside_ipywidgets_with_and_without_the_format_extras() -> None:
+    out = run_bench("bench_startup.py", "--repeat", "1", "--kernels", "1")
+    for row in (
+        "import ipywidgets ",
+        "import pi_notebook.notebook ",
+        "... + the schema validator (before)",
+        "with extras: ours / ipywidgets = ",
+        "without extras: ours / ipywidgets = ",
+        "%load_ext pi_notebook / import ipywidgets = ",
+    ):
+        assert row in out, row

@@ -46,6 +46,14 @@ from .loop import (
 )
 from .queue import MessageQueue, QueueMode
 from .request_purpose import RequestPurpose, request_purpose, requesting
+from .result_cap import (
+    CUT_NOTE,
+    DEFAULT_TOOL_RESULT_CHARS,
+    FULL_TEXT,
+    TOOL_RESULT_CHARS_ENV,
+    cap_result,
+    tool_result_chars,
+)
 from .sizes import estimate_tokens, message_chars, messages_tokens
 from .summarise import SUMMARY_MARK, is_summary, summary_message
 from .tool_batch import truncated_call_text
@@ -67,9 +75,13 @@ from .types import (
 
 __all__ = [
     "AGENT_EVENT_TYPES",
+    "CUT_NOTE",
     "DEFAULT_KEEP_FRACTION",
     "DEFAULT_THRESHOLD",
+    "DEFAULT_TOOL_RESULT_CHARS",
+    "FULL_TEXT",
     "SUMMARY_MARK",
+    "TOOL_RESULT_CHARS_ENV",
     "AbortController",
     "AbortSignal",
     "AfterToolCallContext",
@@ -111,6 +123,7 @@ __all__ = [
     "agent_loop",
     "agent_loop_continue",
     "budget_note",
+    "cap_result",
     "conversation_cost",
     "default_convert_to_llm",
     "estimate_tokens",
@@ -126,6 +139,7 @@ __all__ = [
     "run_agent_loop",
     "run_agent_loop_continue",
     "summary_message",
+    "tool_result_chars",
     "truncated_call_text",
     "turn_note",
 ]

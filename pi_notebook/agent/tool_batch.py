@@ -9,7 +9,8 @@ escapes: it becomes an error result and the run goes on.
 Every result leaves the batch through :func:`outbound_result`, before any listener or the model
 sees it (progress updates too): its text has secrets redacted (``pi_notebook.ai.redact``: the
 model is told ``[redacted: GITHUB_TOKEN]``, never given the value) and lone surrogates replaced,
-whatever tool made it (``run_python`` printing ``os.environ``, ``inspect_variable``, your own).
+whatever tool made it (``run_python`` printing ``os.environ``, ``inspect_variable``, your own),
+and a final result's text is capped (:mod:`.result_cap`: the whole text stays in its details).
 
 One deliberate difference from Pi 0.82, which awaits a tool however long it ignores an abort:
 once the run's signal is aborted, a tool gets ``TOOL_ABORT_GRACE_SECONDS`` to finish; then its
@@ -47,6 +48,7 @@ from .events import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
 )
+from .result_cap import cap_result, tool_result_chars
 from .types import (
     AfterToolCallContext,
     AgentContext,
@@ -336,9 +338,14 @@ class ToolBatch:
     async def _emit_start(self, call: ToolCall) -> None:
         await self.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
 
+    def _result_chars(self, call: ToolCall) -> int:
+        tool = self.tools.get(call.name)
+        limit = tool.max_result_chars if tool is not None else None
+        return limit if limit is not None else tool_result_chars()
+
     async def _emit_end(self, call: ToolCall, outcome: Outcome) -> Outcome:
         """Emit ``tool_execution_end`` with the outbound result; returns the outcome emitted."""
-        result = outbound_result(outcome.result)
+        result = cap_result(outbound_result(outcome.result), self._result_chars(call))
         if result is not outcome.result:
             outcome = Outcome(result, outcome.is_error)
         await self.emit(ToolExecutionEndEvent(call.id, call.name, outcome.result, outcome.is_error))

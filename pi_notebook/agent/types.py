@@ -74,6 +74,9 @@ class AgentTool(Tool):
     """The tool writes notebook variables or runs code: ``--approve writes`` asks before it."""
     prepare_arguments: Callable[[Any], Any] | None = None
     """Compatibility shim run before validation; returning the same object keeps the call."""
+    max_result_chars: int | None = Field(default=None, ge=1)
+    """At most this much of a result's text goes to the model (None: the default,
+    the ``tool_result_chars`` setting, 100,000 by default); the whole text stays in its details."""
 
     def model_post_init(self, __context: Any) -> None:
         if not self.label:

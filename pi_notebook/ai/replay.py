@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..settings import RECORD
 from .awaitables import maybe_await
 from .event_stream import AssistantMessageEventStream, final_message, is_terminal, terminal_event
 from .events import (
@@ -73,7 +74,7 @@ from .types import (
 FORMAT = "pi-notebook-replay"
 VERSION = 2
 """2: event records in Pi's camelCase (``contentIndex``, ``toolCall``); 1: snake_case."""
-RECORD_ENV = "PI_NOTEBOOK_RECORD"
+RECORD_ENV = RECORD.variable
 REPLAY_PROVIDER = "replay"
 
 #: Message fields that differ between two runs of the same conversation.
@@ -540,12 +541,12 @@ def replay(path: str | os.PathLike[str]) -> Model:
 
 
 def recorded(path: str | os.PathLike[str], model: Model | Callable[[], Model]) -> Model:
-    """Record ``model`` to ``path`` when ``PI_NOTEBOOK_RECORD=1``, else replay ``path``.
+    """Record ``model`` to ``path`` when ``PI_NOTEBOOK_RECORD`` is on (``1``), else replay ``path``.
 
     ``model`` may be a callable, so the real model (and its key check) is only built when
     recording.
     """
-    if os.environ.get(RECORD_ENV, "").strip() in ("1", "true", "yes"):
+    if RECORD.value():
         real = model() if callable(model) else model
         return record(real, path)
     return replay(path)

@@ -27,7 +27,8 @@ from typing import Any
 
 from ..agent import Agent
 from ..ai import redact
-from .config import CODE_CELL_ENV, settings
+from ..settings import CODE_CELL
+from .config import settings
 
 CELL_HEADER = "# The agent's code from the %%agent run above: run it to recreate its variables."
 RUN_PYTHON = "run_python"
@@ -311,7 +312,7 @@ def off_reason(*, no_code_cell: bool, plain: bool, background: bool) -> str | No
     if no_code_cell:
         return "--no-code-cell"
     if not settings.code_cell_on():
-        return f"turned off ({CODE_CELL_ENV} or pi_notebook.notebook.settings.code_cell)"
+        return f"turned off ({CODE_CELL.variable} or pi_notebook.notebook.settings.code_cell)"
     if plain:
         return "plain mode"
     if background:

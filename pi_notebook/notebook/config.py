@@ -1,8 +1,8 @@
 """Kernel-wide switches of the notebook layer: the offered code cell and saved conversations.
 
 ``pi_notebook.notebook.settings`` is the one :class:`Settings` object. Each switch is ``None``
-until set in code, and then follows its environment variable (read at each use, so a
-``%env`` takes effect at once); a value set in code wins over the environment:
+until set in code, and then follows its environment variable in ``pi_notebook.settings`` (read
+at each use, so a ``%env`` takes effect at once); a value set in code wins over the environment:
 
 - ``code_cell``: offer the agent's code as a new cell below the ``%%agent`` cell
   (``PI_NOTEBOOK_CODE_CELL=off`` turns it off; default on in interactive mode).
@@ -14,20 +14,9 @@ This module must never print, touch the user namespace or read anything but thes
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-CODE_CELL_ENV = "PI_NOTEBOOK_CODE_CELL"
-SESSIONS_ENV = "PI_NOTEBOOK_SESSIONS"
-_OFF = frozenset(("0", "off", "false", "no"))
-
-
-def env_switch(name: str, default: bool = True) -> bool:
-    """An on/off environment variable: ``0``, ``off``, ``false``, ``no`` are off."""
-    value = os.environ.get(name, "").strip().lower()
-    if not value:
-        return default
-    return value not in _OFF
+from ..settings import CODE_CELL, SESSIONS
 
 
 @dataclass
@@ -38,12 +27,12 @@ class Settings:
     """Save conversations beside the notebook; ``None``: ``$PI_NOTEBOOK_SESSIONS`` (on)."""
 
     def code_cell_on(self) -> bool:
-        return self.code_cell if self.code_cell is not None else env_switch(CODE_CELL_ENV)
+        return self.code_cell if self.code_cell is not None else CODE_CELL.value()
 
     def sessions_on(self) -> bool:
-        return self.sessions if self.sessions is not None else env_switch(SESSIONS_ENV)
+        return self.sessions if self.sessions is not None else SESSIONS.value()
 
 
 settings = Settings()
 
-__all__ = ["CODE_CELL_ENV", "SESSIONS_ENV", "Settings", "env_switch", "settings"]
+__all__ = ["Settings", "settings"]

@@ -16,6 +16,7 @@ import weakref
 from typing import Literal, TypeAlias
 
 from ..agent import Agent, AgentTool
+from ..tools import tool_mark
 
 ApprovalPolicy: TypeAlias = Literal["none", "writes", "all"]
 POLICIES: tuple[ApprovalPolicy, ...] = ("none", "writes", "all")
@@ -56,7 +57,8 @@ def copy_settings(old: Agent, new: Agent) -> None:
 
 
 def tools_text(tools: list[AgentTool]) -> str:
-    return ", ".join(t.name for t in tools) if tools else "none"
+    """The tools line of ``%agent status``: names, an MCP tool's with its server."""
+    return ", ".join(tool_mark(t) for t in tools) if tools else "none"
 
 
 __all__ = [

@@ -40,6 +40,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..ai import FauxProvider, Model, redact
+from ..settings import NOTEBOOK_PATH
 from .config import settings
 from .history_repair import close_unanswered_calls
 from .models import ModelError, model_from_name
@@ -57,7 +58,6 @@ from .transcript_file import (
 
 DEFAULT = "default"
 FOLDER = ".pi_notebook"
-SESSION_ENV = "JPY_SESSION_NAME"
 VSCODE_VARIABLE = "__vsc_ipynb_file__"
 KERNEL_ID = uuid.uuid4().hex
 """This kernel process (in each file it writes): a file with another id is from before."""
@@ -77,7 +77,7 @@ def notebook_path(namespace: Mapping[str, Any]) -> Path | None:
     vscode = namespace.get(VSCODE_VARIABLE)
     if isinstance(vscode, str) and vscode.strip():
         return Path(vscode)
-    name = os.environ.get(SESSION_ENV, "").strip()
+    name = NOTEBOOK_PATH.value()
     if not name:
         return None
     path = Path(name)
@@ -365,7 +365,7 @@ class Conversations:
         notebook = notebook_path(namespace)
         if notebook is None:
             raise ConversationError(
-                "%agent resume: the notebook's path is unknown (no JPY_SESSION_NAME or "
+                f"%agent resume: the notebook's path is unknown (no {NOTEBOOK_PATH.variable} or "
                 "__vsc_ipynb_file__), so nothing was saved automatically; use %agent load PATH"
             )
         path = file_for(notebook, key)

@@ -17,7 +17,6 @@ into KeyboardInterrupt, and never print an API key or a traceback wall for a use
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shlex
 import sys
@@ -34,9 +33,11 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from ..agent import Agent, AgentBusyError, AgentTool, BudgetExceededError, Compaction, format_usd
 from ..ai import AgentMessage, AssistantMessage, redact
 from ..ai.replay import ReplayDivergence, check_replay, forget
+from ..settings import UI, status_lines
 from ..tools import (
     BUILTIN_COLLECTIONS,
     ApprovalMode,
+    ToolNameClash,
     approval_hook,
     begin_run,
     builtin_tools,
@@ -44,6 +45,8 @@ from ..tools import (
     mcp_status_lines,
     preferring_programmatic,
     refresh_tools,
+    tool_source,
+    unique_tools,
 )
 from ..tools import undo as undo_tools
 from . import code_cell
@@ -84,7 +87,6 @@ from .session import NotebookSession, get_session
 if TYPE_CHECKING:
     from .panel import AgentPanel
 
-UI_ENV = "PI_NOTEBOOK_UI"
 REPLY_VARIABLE = "_agent_reply"
 PANEL_VARIABLE = "_agent_panel"
 INTERRUPTED = "[interrupted: the run was cancelled and aborted; the conversation stays usable]"
@@ -137,7 +139,7 @@ def _expanded(text: str, namespace: dict[str, Any], command: str) -> str:
 
 
 def plain_mode(options: AgentOptions) -> bool:
-    return options.plain or os.environ.get(UI_ENV, "").strip().lower() == "plain"
+    return options.plain or UI.value() == "plain"
 
 
 # -- choosing the agent ------------------------------------------------------------------------
@@ -145,31 +147,30 @@ def plain_mode(options: AgentOptions) -> bool:
 
 def _resolve_tools(names: list[str], namespace: dict[str, Any]) -> list[AgentTool]:
     """Tools by name: the notebook's own variables first, then the built-in collections."""
-    tools: list[AgentTool] = []
+    tools: list[tuple[AgentTool, str]] = []
     for name in names:
         value = namespace.get(name) if name.isidentifier() else None
         builtin = None if value is not None else builtin_tools(name, namespace)
         if isinstance(value, AgentTool):
-            tools.append(value)
+            tools.append((value, tool_source(value, f"variable {name!r}")))
         elif (
             isinstance(value, list | tuple)
             and value
             and all(isinstance(t, AgentTool) for t in value)
         ):
-            tools.extend(value)
+            tools.extend((t, tool_source(t, f"variable {name!r}")) for t in value)
         elif builtin is not None:
-            tools.extend(builtin)
+            tools.extend((t, tool_source(t)) for t in builtin)
         else:
             raise UsageError(
                 f"%%agent: unknown tool {name!r}: expected the name of an AgentTool "
                 "(or a list of them) in the notebook namespace, or a built-in collection "
                 f"({', '.join(BUILTIN_COLLECTIONS)}) or one of its tools"
             )
-    unique: dict[str, AgentTool] = {}
-    for item in tools:  # a later tool of the same name wins
-        unique.pop(item.name, None)
-        unique[item.name] = item
-    return list(unique.values())
+    try:  # one tool per name; of one source (a @tool defined again) the later one wins
+        return unique_tools(tools)
+    except ToolNameClash as exc:
+        raise UsageError(f"%%agent: {exc}") from None
 
 
 def _prepare_agent(
@@ -609,6 +610,7 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             *_queued_lines(agent),
             f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",
             *mcp_status_lines(),
+            *status_lines(),
         ]
     )
     return redact(text)

@@ -12,7 +12,6 @@ lazily so the notebook layer still works (with the demo model) when it is unavai
 from __future__ import annotations
 
 import json
-import os
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,8 +27,8 @@ from ..ai import (
     faux_assistant_message,
     register_faux_provider,
 )
+from ..settings import MODEL
 
-MODEL_ENV = "PI_NOTEBOOK_MODEL"
 OLLAMA_URL = "http://localhost:11434"
 OLLAMA_TIMEOUT = 0.3
 
@@ -58,7 +57,7 @@ HOW_TO_CONFIGURE = (
     "To talk to a real model, set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY in "
     "the kernel's environment (then restart the kernel), or run Ollama on localhost:11434, or "
     "pick one per cell with `%%agent --model provider/id` (e.g. `--model openai/gpt-4.1-mini`), "
-    "or set PI_NOTEBOOK_MODEL=provider/id. "
+    f"or set {MODEL.variable}=provider/id. "
     "No key? Any OpenAI-compatible local server works, e.g. llama.cpp's "
     "`llama-server -m model.gguf --port 8080`: "
     '`local = Model(id="local", api="openai-completions", provider="llamacpp", '
@@ -208,12 +207,12 @@ def _ollama_model() -> str | None:
 
 def resolve_default_model(namespace: Mapping[str, Any] | None = None) -> ResolvedModel:
     """The model when ``--model`` is not given; raises :class:`ModelError` for a bad env value."""
-    spec = os.environ.get(MODEL_ENV, "").strip()
+    spec = MODEL.value()
     if spec:
         try:
-            return ResolvedModel(model_from_name(spec, namespace), MODEL_ENV)
+            return ResolvedModel(model_from_name(spec, namespace), MODEL.variable)
         except ModelError as exc:
-            raise ModelError(f"{MODEL_ENV}: {exc}") from None
+            raise ModelError(f"{MODEL.variable}: {exc}") from None
     providers = _providers()
     if providers is not None:
         for provider, model_id in KEYED_DEFAULTS:
@@ -229,7 +228,6 @@ def resolve_default_model(namespace: Mapping[str, Any] | None = None) -> Resolve
 __all__ = [
     "DEMO_DONE",
     "DEMO_TOUR",
-    "MODEL_ENV",
     "ModelError",
     "ResolvedModel",
     "check_api_key",

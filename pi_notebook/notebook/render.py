@@ -15,6 +15,15 @@ from typing import Any
 from ..ai import content_text, redact
 
 LENGTH_NOTE = "cut off at the output limit; raise it with %%agent --max-tokens N"
+PREVIEW_CHARS = 10_000
+"""At most this much of one tool result is shown (plain mode, the panel's card)."""
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """A tool result's text as shown: its first ``limit`` characters and how many more."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[… {len(text) - limit} more characters not shown]"
 
 
 def _indent(text: str) -> str:
@@ -27,7 +36,8 @@ def _message_lines(message: Any) -> list[str]:
         return [f"user: {_indent(content_text(message.content))}"]
     if role == "toolResult":
         flag = " (error)" if message.is_error else ""
-        return [f"tool {message.tool_name}{flag}: {_indent(content_text(message.content))}"]
+        text = preview(content_text(message.content))
+        return [f"tool {message.tool_name}{flag}: {_indent(text)}"]
     if role == "assistant":
         lines: list[str] = []
         for block in message.content:
@@ -42,8 +52,8 @@ def _message_lines(message: Any) -> list[str]:
         if message.stop_reason in ("error", "aborted"):
             detail = f": {message.error_message}" if message.error_message else ""
             lines.append(f"assistant [{message.stop_reason}]{detail}")
-        elif message.stop_reason == "length":
-            lines.append(f"assistant [length]: {LENGTH_NOTE}")
+        elif message.stop_reason == "length":  # the provider's note, when it cut the reply
+            lines.append(f"assistant [length]: {message.error_message or LENGTH_NOTE}")
         return lines
     text = content_text(getattr(message, "content", ""))
     return [f"{role or 'custom'}: {_indent(text)}"] if text else []
@@ -78,4 +88,11 @@ def final_text(messages: Sequence[Any]) -> str:
     return ""
 
 
-__all__ = ["LENGTH_NOTE", "final_text", "render_message", "render_transcript"]
+__all__ = [
+    "LENGTH_NOTE",
+    "PREVIEW_CHARS",
+    "final_text",
+    "preview",
+    "render_message",
+    "render_transcript",
+]

@@ -12,6 +12,8 @@
 - MCP servers: :func:`mcp_tools` (a server's tools as ``AgentTool`` s, needs the ``mcp`` extra),
   :func:`close_mcp_servers` / :func:`close_mcp_servers_soon` (``%agent reset --mcp``),
   :func:`mcp_status_lines` (``%agent status``).
+- Tool names: :func:`unique_tools` (one tool per name, :class:`ToolNameClash` naming both
+  sources), :func:`tool_source`, :func:`tool_mark` / :func:`mcp_server_of` (an MCP tool's server).
 """
 
 from __future__ import annotations
@@ -54,6 +56,14 @@ from .notebook import (
 )
 from .results import to_result
 from .summary import summarize
+from .tool_names import (
+    ToolNameClash,
+    mcp_server_of,
+    tool_mark,
+    tool_marks,
+    tool_source,
+    unique_tools,
+)
 
 BUILTIN_COLLECTIONS: dict[str, Callable[[dict[str, Any] | None], list[AgentTool]]] = {
     "notebook": lambda namespace: notebook_tools(namespace),
@@ -85,6 +95,7 @@ __all__ = [
     "Approver",
     "McpServerError",
     "ToolError",
+    "ToolNameClash",
     "UndoReport",
     "Workspace",
     "approval_hook",
@@ -96,6 +107,7 @@ __all__ = [
     "current_approver",
     "format_seconds",
     "is_function_tool",
+    "mcp_server_of",
     "mcp_status_lines",
     "mcp_tools",
     "mcp_tools_async",
@@ -107,7 +119,11 @@ __all__ = [
     "summarize",
     "to_result",
     "tool",
+    "tool_mark",
+    "tool_marks",
+    "tool_source",
     "undo",
+    "unique_tools",
     "unprotect",
     "workspace",
     "writes_namespace",

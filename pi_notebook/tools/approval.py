@@ -17,19 +17,20 @@ its own.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from ..agent import AgentTool, BeforeToolCallContext, BeforeToolCallResult, field_of
 from ..ai import AbortSignal, maybe_await
+from ..settings import APPROVAL_TIMEOUT
+from .tool_names import builtin_writes, hidden_server
 
 ApprovalMode: TypeAlias = Literal["writes", "all"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("writes", "all")
 DENIED = "denied by user"
-APPROVAL_TIMEOUT_ENV = "PI_NOTEBOOK_APPROVAL_TIMEOUT"
-DEFAULT_APPROVAL_TIMEOUT = 600.0
+APPROVAL_TIMEOUT_ENV = APPROVAL_TIMEOUT.variable
+DEFAULT_APPROVAL_TIMEOUT = APPROVAL_TIMEOUT.default
 """Seconds an approval asked in the panel waits for an answer before the call is refused."""
 
 
@@ -43,12 +44,7 @@ class ApprovalTimeout(Exception):
 
 def approval_timeout() -> float:
     """``$PI_NOTEBOOK_APPROVAL_TIMEOUT`` (seconds, > 0), else :data:`DEFAULT_APPROVAL_TIMEOUT`."""
-    text = os.environ.get(APPROVAL_TIMEOUT_ENV, "").strip()
-    try:
-        value = float(text)
-    except ValueError:
-        return DEFAULT_APPROVAL_TIMEOUT
-    return value if value > 0 else DEFAULT_APPROVAL_TIMEOUT
+    return APPROVAL_TIMEOUT.value()
 
 
 def format_seconds(seconds: float) -> str:
@@ -97,8 +93,10 @@ def preferring_programmatic(fallback: Approver | None) -> ApproverGetter:
 
 
 def writes_namespace(tool: AgentTool) -> bool:
-    """Whether ``tool`` writes notebook variables or runs code (its ``writes_namespace``)."""
-    return tool.writes_namespace
+    """Whether ``tool`` writes notebook variables or runs code: its ``writes_namespace``, or a
+    built-in tool of its name does (a server's ``readOnlyHint`` never loosens a built-in's
+    policy: an MCP ``run_python`` is asked about as the built-in one is)."""
+    return tool.writes_namespace or builtin_writes(tool.name)
 
 
 def summarize(tool_name: str, args: dict[str, Any]) -> str:
@@ -162,7 +160,11 @@ def approval_hook(
         if approver is None:
             return BeforeToolCallResult(block=True, reason=no_approver_reason(mode))
         args = dict(call.arguments) if isinstance(call.arguments, dict) else {}
-        request = ApprovalRequest(call.id, call.name, args, summarize(call.name, args))
+        summary = summarize(call.name, args)
+        server = hidden_server(tool) if tool is not None else None
+        if server is not None:  # an unprefixed MCP tool: never mistaken for a built-in
+            summary = f"{summary} [MCP server {server!r}]"
+        request = ApprovalRequest(call.id, call.name, args, summary)
         try:
             approved = await approver(request, signal)
         except ApprovalTimeout as exc:

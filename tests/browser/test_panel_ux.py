@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from .driver import Notebook, import_playwright, write_notebook
 from .server import JupyterServer
 from .test_panel import (
@@ -231,8 +229,7 @@ async def _slow_first_token(context, options, state, model):
 """
 
 
-@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
-def test_what_the_panel_says_reads_in_light_and_dark(
+def check_what_the_panel_says_reads_in_light_and_dark(
     nb: Notebook, workdir: Path, server: JupyterServer, theme: str
 ) -> None:
     """Waiting for the model, token estimates, awaiting approval, a malformed call and a reply

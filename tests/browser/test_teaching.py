@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from .driver import Notebook, write_notebook
 from .server import JupyterServer
 from .test_panel import CONTRAST, THEMES_PLUGIN, _assert_clean, _notebook, _panel, expect
@@ -177,8 +175,7 @@ def _check_static_tree(nb: Notebook, static: object) -> None:
     expect(card).to_be_in_viewport()
 
 
-@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
-def test_step_tools_holds_before_each_request_and_shows_what_the_model_is_sent(
+def check_step_tools_holds_before_each_request_and_shows_what_the_model_is_sent(
     nb: Notebook, workdir: Path, server: JupyterServer, theme: str
 ) -> None:
     shade = theme.split()[-1].lower()

@@ -15,6 +15,8 @@ from pi_notebook.tools.mcp import McpServer
 
 from .conftest import HttpLab, lab_command, run_agent, text_of
 
+pytestmark = pytest.mark.kernel
+
 
 def server_of(tools: list[AgentTool]) -> McpServer:
     server: McpServer = tools[0].execute.server  # type: ignore[attr-defined]

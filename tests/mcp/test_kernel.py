@@ -16,6 +16,8 @@ from jupyter_client.manager import KernelManager
 from ..notebook.conftest import Kernel, kernel_env
 from .conftest import LAB
 
+pytestmark = pytest.mark.kernel
+
 SETUP = """
 import sys
 import pi_notebook.notebook as pn

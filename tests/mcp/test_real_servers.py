@@ -17,6 +17,8 @@ from pi_notebook.tools import ApprovalRequest, approval_hook, mcp_tools
 
 from .conftest import by_name, run_agent, text_of
 
+pytestmark = pytest.mark.kernel
+
 FIXED_DATE = "2026-01-02T03:04:05+00:00"
 
 

@@ -220,6 +220,7 @@ def _notebook() -> nbformat.NotebookNode:
 HEADLESS = "the notebook is being executed (nbclient, papermill, nbval: no input allowed)\n"
 
 
+@pytest.mark.kernel
 def test_nbclient_gets_no_cell(ui_env: dict[str, str], tmp_path: Path) -> None:
     notebook = _notebook()
     replies: list[dict[str, Any]] = []
@@ -238,6 +239,7 @@ def test_nbclient_gets_no_cell(ui_env: dict[str, str], tmp_path: Path) -> None:
     assert notebook.cells[2].outputs[0]["text"] == HEADLESS
 
 
+@pytest.mark.kernel
 def test_nbval_gets_no_cell(ui_env: dict[str, str], tmp_path: Path) -> None:
     notebook = _notebook()
     notebook.cells[0].outputs = []

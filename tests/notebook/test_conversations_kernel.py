@@ -21,6 +21,8 @@ from pi_notebook.ai.transform import is_valid_history
 
 from .conftest import Kernel, kernel_env
 
+pytestmark = pytest.mark.kernel
+
 SETUP = """\
 import json
 import pi_notebook.notebook as pn

@@ -93,3 +93,49 @@ def test_every_request_carries_the_limit_and_a_cut_reply_says_so(kernel: Kernel)
         "output limit: 4096 tokens per reply (from the default for a model without max_tokens)"
         in status
     )
+
+
+ENDLESS = """
+from tests.providers.server import Endless, ScriptServer, endless, sse, stream_bytes
+from pi_notebook.ai import Model
+endless_server = ScriptServer()
+await endless_server.start()
+tally = Endless()
+frame = sse({"choices": [{"index": 0, "delta": {"content": "again and again "}}]}, end=False)
+fine = sse(
+    {"choices": [{"index": 0, "delta": {"content": "Fine."}}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+)
+endless_server.queue(endless(b"", frame, tally, frames=1_000_000), stream_bytes(fine))
+runaway = Model(id="local-gguf", api="openai-completions", provider="llamacpp",
+                base_url=endless_server.url + "/v1")
+"""
+
+
+def test_a_server_ignoring_the_limit_is_cut_and_the_next_cell_works(kernel: Kernel) -> None:
+    """Issue 28, item 11: the reply stops at 8 characters a token of the limit sent."""
+    kernel.ok(ENDLESS)
+    try:
+        cut = kernel.ok(
+            "%%agent --model runaway --new --no-tools --approve none --max-tokens 1000\nTalk",
+            timeout=60,
+        )
+        after = kernel.ok("%%agent --max-tokens 1000\nAnd now?")
+        bodies = json.loads(
+            kernel.ok(
+                "import json; print(json.dumps([r.json() for r in endless_server.requests]))"
+            ).stdout
+        )
+        frames = int(kernel.ok("await tally.finished.wait(); print(tally.frames)").stdout)
+    finally:
+        kernel.ok("await endless_server.stop()")
+    assert [b["max_tokens"] for b in bodies] == [1000, 1000]
+    note = cut.stdout.splitlines()[-1]
+    assert note.startswith(
+        "assistant [length]: the server ignored the output limit of 1000 tokens: stopped "
+        "reading the reply after "
+    )
+    chars = int(note.split("after ")[1].split()[0])
+    assert 8_000 < chars < 8_000 + 70_000
+    assert frames < 1_000_000  # the kernel stopped reading; the server did not run out
+    assert after.stdout.endswith("assistant: Fine.\n")

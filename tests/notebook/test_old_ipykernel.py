@@ -31,6 +31,8 @@ from jupyter_client.manager import KernelManager
 from .conftest import ROOT, Kernel, kernel_env
 from .test_panel_kernel import PanelClient
 
+pytestmark = pytest.mark.kernel
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 FLOOR = re.search(r'"ipykernel>=([0-9.]+)"', (ROOT / "pyproject.toml").read_text())
 assert FLOOR is not None, "pyproject.toml declares no ipykernel>=X"

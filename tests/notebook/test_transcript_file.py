@@ -37,6 +37,7 @@ from pi_notebook.notebook.transcript_file import (
     read,
     write,
 )
+from pi_notebook.settings import NOTEBOOK_PATH
 
 from .conftest import ROOT
 
@@ -133,6 +134,7 @@ write(Path(sys.argv[1]), FileHeader(), Blocking())
 """
 
 
+@pytest.mark.kernel
 def test_a_crash_mid_write_leaves_the_earlier_save_whole(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     write(path, FileHeader(), LineCache().lines(_transcript()))
@@ -217,13 +219,13 @@ def test_the_notebook_path_comes_from_the_front_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(conv.SESSION_ENV, raising=False)
+    monkeypatch.delenv(NOTEBOOK_PATH.variable, raising=False)
     assert conv.notebook_path({}) is None
-    monkeypatch.setenv(conv.SESSION_ENV, str(tmp_path / "a.ipynb"))
+    monkeypatch.setenv(NOTEBOOK_PATH.variable, str(tmp_path / "a.ipynb"))
     assert conv.notebook_path({}) == tmp_path / "a.ipynb"
-    monkeypatch.setenv(conv.SESSION_ENV, "sub/b.ipynb")  # relative: to the working directory
+    monkeypatch.setenv(NOTEBOOK_PATH.variable, "sub/b.ipynb")  # relative: to the working directory
     assert conv.notebook_path({}) == tmp_path / "sub" / "b.ipynb"
-    monkeypatch.setenv(conv.SESSION_ENV, str(tmp_path / "console-1-3f2a"))  # a console
+    monkeypatch.setenv(NOTEBOOK_PATH.variable, str(tmp_path / "console-1-3f2a"))  # a console
     assert conv.notebook_path({}) is None
     vscode = str(tmp_path / "v.ipynb")
     assert conv.notebook_path({conv.VSCODE_VARIABLE: vscode}) == Path(vscode)

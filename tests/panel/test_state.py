@@ -370,3 +370,21 @@ def test_a_key_streamed_in_tool_arguments_ends_redacted_in_the_card() -> None:
     final = initial_state()
     apply_ops(final, ops.ops)
     assert key not in final["tools"]["c"]["args_text"]
+
+
+def test_a_huge_tool_result_shows_a_bounded_preview_in_its_card() -> None:
+    """Issue 28, item 10: the card holds at most 10,000 characters and says how many more."""
+
+    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        return AgentToolResult(content=[TextContent(text="z" * 300_000)])
+
+    big = AgentTool(name="big", description="", parameters={"type": "object"}, execute=execute)
+    provider = faux(
+        [
+            faux_assistant_message([faux_tool_call("big", {}, id="c1")], stop_reason="toolUse"),
+            faux_assistant_message("ok"),
+        ]
+    )
+    state, _ = reduce(run(collect_events(provider, "Go", [big])))
+    text = state.data["tools"]["c1"]["result_text"]
+    assert text == "z" * 10_000 + "\n[… 90068 more characters not shown]"

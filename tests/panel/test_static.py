@@ -158,6 +158,7 @@ process.stdin.on("data", (d) => (input += d)).on("end", () => {
 """
 
 
+@pytest.mark.kernel
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_live_view_shows_the_kernels_html_for_finished_text() -> None:
     if not (ROOT / "js" / "node_modules" / "jsdom").is_dir():
@@ -210,6 +211,7 @@ process.stdin.on("data", (d) => (input += d)).on("end", () => {
 """
 
 
+@pytest.mark.kernel
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 @pytest.mark.parametrize("every", [1, 9])
 def test_the_kernels_frames_build_the_same_dom_as_a_fresh_render(every: int) -> None:

@@ -215,6 +215,34 @@ def stream_bytes(
     return handler
 
 
+@dataclass
+class Endless:
+    """What an :func:`endless` reply sent: ``frames``, and ``finished`` once it stopped."""
+
+    frames: int = 0
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def endless(head: bytes, frame: bytes, tally: Endless, *, frames: int = 20_000) -> Handler:
+    """Reply 200 with ``head``, then ``frame`` again and again, as a server that ignores
+    ``max_tokens`` does: until the client goes away, or after ``frames`` frames (then the
+    stream just ends, so a client that reads everything still finishes). Writes wait only
+    when the socket's buffer is full, so the client reads as it goes."""
+
+    async def handler(request: Request, conn: Conn) -> None:
+        try:
+            await conn.head(200)
+            await conn.chunk(head)
+            while tally.frames < frames:
+                await conn.chunk(frame)
+                tally.frames += 1
+            await conn.end()
+        finally:
+            tally.finished.set()
+
+    return handler
+
+
 def error(status: int, body: Any, headers: dict[str, str] | None = None) -> Handler:
     async def handler(request: Request, conn: Conn) -> None:
         data = body if isinstance(body, str | bytes) else json.dumps(body)

@@ -31,6 +31,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import generate_catalog  # noqa: E402
 
+pytestmark = pytest.mark.oracle
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 CATALOG_JSON = ROOT / "pi_notebook" / "ai" / "providers" / "catalog.json"
 

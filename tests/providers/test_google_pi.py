@@ -33,6 +33,8 @@ from .helpers import GEMINI_KEY, collect
 from .server import ScriptServer, gemini_sse, stream_bytes
 from .test_catalog_pi import ROOT, pi_dir  # noqa: F401  (the fixture that installs Pi)
 
+pytestmark = pytest.mark.oracle
+
 SIG = "CiQB0e2Kb7Zd" + "A" * 20
 IMG = ImageContent(data="aGVsbG8=", mime_type="image/png")
 TOOL = Tool(

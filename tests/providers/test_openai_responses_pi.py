@@ -35,6 +35,8 @@ from .responses_sse import Stream, reasoning_item, responses_model
 from .server import ScriptServer, stream_bytes
 from .test_catalog_pi import ROOT, _unavailable, generate_catalog
 
+pytestmark = pytest.mark.oracle
+
 SCRIPT = ROOT / "scripts" / "pi_responses.mjs"
 TOOL = Tool(
     name="read",

@@ -201,6 +201,7 @@ asyncio.run(main(sys.argv[1] == "stuck"))
 """
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("how", ["finished", "stuck"])
 def test_releasing_the_capture_never_frees_a_stream_print_is_using(how: str) -> None:
     root = Path(__file__).resolve().parents[2]

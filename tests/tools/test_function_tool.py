@@ -226,6 +226,7 @@ def test_bad_definitions_fail_at_decoration_time() -> None:
         tool(name="has space")(lambda: 1)
 
 
+@pytest.mark.kernel
 async def test_a_matplotlib_figure_comes_back_as_a_png_image(faux: FauxProvider) -> None:
     import matplotlib
 

@@ -87,6 +87,7 @@ def test_bounded_keeps_head_and_tail() -> None:
     assert len(text) <= 300 and text.startswith("a") and text.endswith("b")
 
 
+@pytest.mark.kernel
 def test_pandas_and_numpy_are_never_imported() -> None:
     code = (
         "import sys\n"

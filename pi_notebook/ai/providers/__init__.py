@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..registry import register_api_provider
 from ._client import DEFAULT_TIMEOUT, aclose_client
 from ._errors import MAX_ERROR_BODY_BYTES
+from ._runaway import MIN_RUNAWAY_CHARS, runaway_chars
 from ._sse import MAX_EVENT_BYTES
 from .anthropic_messages import stream_anthropic_messages
 from .catalog import custom_model, get_model, list_models, list_providers, resolve_model
@@ -27,6 +28,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_ERROR_BODY_BYTES",
     "MAX_EVENT_BYTES",
+    "MIN_RUNAWAY_CHARS",
     "aclose_client",
     "custom_model",
     "env_var_names",
@@ -37,6 +39,7 @@ __all__ = [
     "requires_api_key",
     "resolve_api_key",
     "resolve_model",
+    "runaway_chars",
     "stream_anthropic_messages",
     "stream_google_generative_ai",
     "stream_openai_completions",

@@ -6,7 +6,8 @@ events, then ``done`` or ``error``.
 
 A reply that is not an event stream (a redirect, a 200 HTML login page) is an error naming
 its status and content type. The body is read decoded (gzip and deflate replies work) and
-through :class:`SSEDecoder`'s event-size cap.
+through :class:`SSEDecoder`'s event-size cap, and a reply streaming far past the output limit
+its request asked for is cut as stop reason ``length`` (:mod:`._runaway`).
 
 What it must never do: put an API key into an exception text, a repr, a log line or an
 ``error_message`` (every error text passes through :func:`redact`, including the texts of
@@ -32,6 +33,7 @@ from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, em
 from ._errors import ProviderError, describe_exception, media_type, not_an_event_stream
 from ._request import PreparedRequest
 from ._retry import Aborted, send_with_retries
+from ._runaway import OutputMeter, requested_tokens, runaway_chars
 from ._sse import MAX_EVENT_BYTES, SSEDecoder
 
 
@@ -127,21 +129,28 @@ async def _drive(
         if not _is_event_stream(response):
             raise ProviderError(await not_an_event_stream(response), response.status_code)
         push(StartEvent(output))
-        decoder = decoder_factory(output, push)
+        tokens = requested_tokens(prepared.body)
+        meter = OutputMeter(push, runaway_chars(tokens)) if tokens is not None else None
+        decoder = decoder_factory(output, push if meter is None else meter)
         max_event_bytes = options.max_event_bytes if options is not None else None
         sse = SSEDecoder(max_event_bytes or MAX_EVENT_BYTES)
         feed = sse.feed
         on_event = decoder.on_event
         try:
             async for chunk in response.aiter_bytes():  # decoded: gzip / deflate replies work
+                if meter is not None and meter.over:
+                    break  # more after the cap: the server ignores the limit (closed below)
                 for name, data in feed(chunk):
                     on_event(name, data)
         except httpx.DecodingError as exc:
             encoding = response.headers.get("content-encoding", "").strip() or "encoded"
             raise ProviderError(f"Could not decode the {encoding} reply: {exc}") from None
-        for name, data in sse.flush():
-            on_event(name, data)
-        decoder.finish()
+        if meter is not None and meter.over and tokens is not None:
+            meter.cut(output, tokens)
+        else:
+            for name, data in sse.flush():
+                on_event(name, data)
+            decoder.finish()
         if signal is not None and signal.aborted:
             raise Aborted
         push(terminal_event(output))

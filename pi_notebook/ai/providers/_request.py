@@ -7,10 +7,10 @@ the driver can keep it out of every error text.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...settings import CACHE_RETENTION
 from .._base import camel
 from ..awaitables import maybe_await
 from ..types import Model, StreamOptions
@@ -54,7 +54,7 @@ def cache_retention(options: StreamOptions | None) -> str:
     """``options.cache_retention``, else ``long`` if ``PI_CACHE_RETENTION=long``, else ``short``."""
     if options is not None and options.cache_retention:
         return options.cache_retention
-    return "long" if os.environ.get("PI_CACHE_RETENTION") == "long" else "short"
+    return CACHE_RETENTION.value()
 
 
 def merge_headers(*sources: dict[str, str] | dict[str, str | None] | None) -> dict[str, str]:

@@ -58,6 +58,7 @@ from ...ai import (
     redact,
 )
 from ..estimate import tokens_of_chars
+from ..render import PREVIEW_CHARS, preview
 from .blocks import BlockStream
 from .contract import RunState, ToolStatus
 from .markdown import render_markdown
@@ -85,8 +86,9 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _content_parts(content: Any) -> tuple[str, list[dict[str, str]]]:
-    """(text, images) of a message or tool-result content (str or list of blocks)."""
+def _content_parts(content: Any, limit: int = MAX_RESULT_CHARS) -> tuple[str, list[dict[str, str]]]:
+    """(text, images) of a message or tool-result content (str or list of blocks), the text
+    at most ``limit`` characters and how many more."""
     if isinstance(content, str):
         return content, []
     texts: list[str] = []
@@ -100,10 +102,7 @@ def _content_parts(content: Any) -> tuple[str, list[dict[str, str]]]:
                 images.append({"mime": block.mime_type, "data": block.data})
             else:
                 texts.append(f"[image {block.mime_type}]")
-    text = "\n".join(texts)
-    if len(text) > MAX_RESULT_CHARS:
-        text = text[:MAX_RESULT_CHARS] + f"\n[… {len(text) - MAX_RESULT_CHARS} more characters]"
-    return text, images
+    return preview("\n".join(texts), limit), images
 
 
 def _args_text(arguments: Any) -> str:
@@ -341,6 +340,8 @@ class PanelState:
         self.ended = False
         self.aborted = False
         """Set (by the widget, from the run's signal) before an aborted run's ``agent_end``."""
+        self.tool_marks: dict[str, str] = {}
+        """Tool name -> the name its card shows (an MCP tool's with its server; the widget)."""
         # The reply being streamed: characters so far (Pi's estimate: 4 a token), whether its
         # first token came, the latest partial (its reported usage), the prompt's estimate.
         self._chars = 0
@@ -665,7 +666,7 @@ class PanelState:
             return
         card: dict[str, Any] = {
             "id": tool_id,
-            "name": name,
+            "name": self.tool_marks.get(name, name),
             "args_text": args_text,
             "status": "pending",
             "start": None,
@@ -729,8 +730,7 @@ class PanelState:
         limit = self.data["status"]["max_tokens"]
         at = f" ({limit} tokens)" if limit else ""
         return (
-            f"cut off: the reply reached the output limit{at}; "
-            "raise it with %%agent --max-tokens N"
+            f"cut off: the reply reached the output limit{at}; raise it with %%agent --max-tokens N"
         )
 
     def _reconcile(self, entry: dict[str, Any], message: Any) -> None:
@@ -801,7 +801,7 @@ class PanelState:
             self._set(["lifecycle", node, "updates"], count)
 
     def _result(self, tool_id: str, result: Any) -> None:
-        text, images = _content_parts(getattr(result, "content", []))
+        text, images = _content_parts(getattr(result, "content", []), PREVIEW_CHARS)
         text = redact(text)  # the card keeps the redacted text: compare with that
         diff = _namespace_diff(getattr(result, "details", None))
         if diff is not None:  # the card shows the diff in its own line: not twice
@@ -826,7 +826,7 @@ class PanelState:
         self._set(["tools", tool_id, "duration_ms"], duration)
         self._set(["tools", tool_id, "is_error"], bool(event.is_error))
         card = self.data["tools"][tool_id]
-        reason = not_run_reason(card["name"], card["result_text"]) if event.is_error else None
+        reason = not_run_reason(event.tool_name, card["result_text"]) if event.is_error else None
         if reason is not None:
             self._set(["tools", tool_id, "not_run"], reason)
         status = "rejected" if reason is not None else "error" if event.is_error else "done"

@@ -29,7 +29,7 @@ import anywidget
 import traitlets
 
 from ...ai import AbortSignal
-from ...tools import ApprovalTimeout, approval_timeout, format_seconds
+from ...tools import ApprovalTimeout, approval_timeout, format_seconds, tool_marks
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
 from ..estimate import estimate_context_tokens, estimate_request_tokens
 from ..render import render_transcript
@@ -140,6 +140,7 @@ class AgentPanel(anywidget.AnyWidget):
         self.transport.loop = self._loop
         model = agent.state.model
         self._state.data["status"]["model"] = f"{model.provider}/{model.id}"
+        self._state.tool_marks = tool_marks(agent.state.tools)
         unsubscribe = agent.subscribe(self._listener)
         unsubscribe_compaction = agent.compaction.subscribe(self._on_compaction)
 
@@ -196,7 +197,6 @@ class AgentPanel(anywidget.AnyWidget):
     def set_max_tokens(self, limit: int | None) -> None:
         """The output limit of the run's requests (named when a reply is cut by it)."""
         self._state.set_max_tokens(limit)
-
 
     def before_request(
         self, request: SentRequest, signal: AbortSignal | None

@@ -31,8 +31,13 @@ def mcp_tools(
     headers: Mapping[str, str] | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     start_timeout: float | None = DEFAULT_START_TIMEOUT,
+    prefix: bool = True,
 ) -> list[AgentTool]:
-    """The tools of one MCP server, as ``AgentTool`` s (``<name>__<tool>`` when ``name`` is given).
+    """The tools of one MCP server, as ``AgentTool`` s named ``<server>__<tool>``.
+
+    The server's name is ``name``, else one made from the command or URL (``mcp-server-git``
+    gives ``mcp-server-git__git_status``); ``prefix=False`` keeps the tools' own names (a name
+    that clashes with another tool of the run is then refused when the cell starts).
 
     ``command_or_url``: a command string (``"uvx mcp-server-time"``) or argv list runs a stdio
     server (with ``env`` added to a minimal inherited environment, in ``cwd``); an ``http(s)://``
@@ -46,7 +51,7 @@ def mcp_tools(
 
     def list_on_own_loop() -> None:
         try:
-            outcome.append(asyncio.run(_list_and_close(server, name)))
+            outcome.append(asyncio.run(_list_and_close(server, prefix)))
         except BaseException as exc:
             failure.append(exc)
 
@@ -67,10 +72,11 @@ async def mcp_tools_async(
     headers: Mapping[str, str] | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     start_timeout: float | None = DEFAULT_START_TIMEOUT,
+    prefix: bool = True,
 ) -> list[AgentTool]:
     """:func:`mcp_tools` on the running loop, keeping the connection open for the calls."""
     server = _server(command_or_url, name, env, cwd, headers, timeout, start_timeout)
-    return [make_agent_tool(server, tool, name) for tool in await server.list_tools()]
+    return _offered(server, [make_agent_tool(server, t, prefix) for t in await server.list_tools()])
 
 
 def _server(
@@ -93,12 +99,17 @@ def _server(
     return McpServer(target, name or default_name(target), timeout, start_timeout)
 
 
-async def _list_and_close(server: McpServer, prefix: str | None) -> list[AgentTool]:
+async def _list_and_close(server: McpServer, prefix: bool) -> list[AgentTool]:
     try:
         tools = await server.list_tools(counted=False)
-        return [make_agent_tool(server, tool, prefix) for tool in tools]
+        return _offered(server, [make_agent_tool(server, tool, prefix) for tool in tools])
     finally:
         await server.aclose()
+
+
+def _offered(server: McpServer, tools: list[AgentTool]) -> list[AgentTool]:
+    server.offered = [tool.name for tool in tools]
+    return tools
 
 
 __all__ = ["INSTALL_HINT", "McpServerError", "mcp_tools", "mcp_tools_async"]

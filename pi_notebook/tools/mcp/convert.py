@@ -29,16 +29,29 @@ if TYPE_CHECKING:
     from .server import McpServer
 
 
-def make_agent_tool(server: McpServer, tool: McpTool, prefix: str | None) -> AgentTool:
-    """The agent's view of one of ``server``'s tools (``<prefix>__<name>`` with a prefix)."""
+DESCRIPTION_CHARS = 4_000
+"""At most this much of a tool's description goes to the model (a server writes it, not us)."""
+DESCRIPTION_CUT = "\n[… {n} characters of the server's description cut]"
+
+
+def make_agent_tool(server: McpServer, tool: McpTool, prefix: bool = True) -> AgentTool:
+    """The agent's view of one of ``server``'s tools: ``<server>__<name>`` (``prefix=False``:
+    the tool's own name), labelled with the server, its description capped."""
     return AgentTool(
-        name=agent_tool_name(prefix, tool.name),
-        label=tool.title or tool.name,
-        description=tool.description or tool.title or "",
+        name=agent_tool_name(server.name if prefix else None, tool.name),
+        label=f"{tool.title or tool.name} (MCP {server.name})",
+        description=capped_description(tool.description or tool.title or ""),
         parameters=dict(tool.input_schema),
         execute=McpExecute(server, tool.name),
         writes_namespace=writes(tool.annotations),
     )
+
+
+def capped_description(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and a note of how many were cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + DESCRIPTION_CUT.format(n=len(text) - limit)
 
 
 def writes(annotations: ToolAnnotations | None) -> bool:
@@ -134,9 +147,11 @@ def progress_result(value: float, total: float | None, message: str | None) -> A
 
 
 __all__ = [
+    "DESCRIPTION_CHARS",
     "McpExecute",
     "agent_content",
     "agent_result",
+    "capped_description",
     "make_agent_tool",
     "progress_result",
     "writes",

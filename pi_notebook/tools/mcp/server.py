@@ -93,6 +93,8 @@ class McpServer:
         self.last_error: str | None = None
         self.starts = 0
         self.calls = 0
+        self.offered: list[str] = []
+        """The names its tools have as agent tools (set by ``mcp_tools``), for ``%agent status``."""
         self._noise: str | None = None
         self._conn: _Connection | None = None
         register(self)
@@ -362,6 +364,8 @@ class McpServer:
             f"{self.calls} call{'s' if self.calls != 1 else ''}, "
             f"{self.starts} start{'s' if self.starts != 1 else ''}"
         ]
+        if self.offered:
+            lines.append(f"    tools: {', '.join(self.offered)}")
         if self.last_error:
             lines.append(f"    last error: {self.last_error}")
         if self._noise:
