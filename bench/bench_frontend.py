@@ -4,7 +4,7 @@ Workload: a Markdown answer as models write them (paragraphs with bold, code and
 table, a Python fence, a numbered list; repeated) streamed as 4-character tokens. The kernel
 side is the real reducer (``PanelState``) cutting a frame every ``--frame-tokens`` tokens (4 by
 default: 120 tokens/s at the panel's 30 frames a second); the frames are recorded, then fed one
-by one to the shipped front-end module (the minified build when present, loaded from a blob as
+by one to the shipped front-end module (the committed minified build, loaded from a blob as
 anywidget loads it, driven through a stand-in anywidget model) in Debian's headless Chromium.
 
 Figures, around 1k, 10k and 50k tokens into the answer (the frames in the last tenth before
