@@ -343,6 +343,7 @@ class PanelState:
             reply.entry["note"] = NO_REQUEST
             self.sink.set(["messages", reply.index, "error"], None)
             self.sink.set(["messages", reply.index, "note"], NO_REQUEST)
+            self.status.set("error", None)
         self._request_sent = False
         # What the provider reported, else the estimate (an abort often comes before usage).
         self.status.reply_ended(message)

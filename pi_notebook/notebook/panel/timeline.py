@@ -138,10 +138,12 @@ class RunTimeline:
                     self._close(self._model, outcome)
                     self._model = None
             case ToolExecutionStartEvent():
-                self._lane(f"tool:{event.tool_call_id}", "tool", event.tool_name)
-                self._tools[event.tool_call_id] = self._open(
-                    f"tool:{event.tool_call_id}", "prepared", event.tool_name
-                )
+                lane_id = f"tool:{event.tool_call_id}"
+                lane = lane_of(self.data, lane_id)
+                if lane is None:
+                    self._lane(lane_id, "tool", event.tool_name)
+                label = lane["label"] if lane is not None else event.tool_name
+                self._tools[event.tool_call_id] = self._open(lane_id, "prepared", label)
             case ToolExecutionEndEvent():
                 index = self._tools.pop(event.tool_call_id, None)
                 if index is not None:

@@ -178,6 +178,8 @@ class AgentPanel(anywidget.AnyWidget):
                 self.transport.poke()
             case MessageStartEvent():
                 self._narrator.observe(event)
+                if signal.aborted and isinstance(event.message, AssistantMessage):
+                    state.request_sent(False)  # the loop makes no request after an abort
                 state.apply(event)
                 self.refresh_queue()
                 self.transport.poke()
