@@ -227,10 +227,21 @@ def _cut(text: str, limit: int) -> str:
 # -- the views ---------------------------------------------------------------------------------
 
 
+def dropped_by_provider(message: Any) -> bool:
+    """An assistant message that ended in error or was aborted: the provider step leaves it
+    out of what the model is sent (``ai.transform``, as Pi's ``transformMessages``)."""
+    return getattr(message, "role", None) == "assistant" and getattr(
+        message, "stop_reason", None
+    ) in ("error", "aborted")
+
+
 def context_summary(request: SentRequest, *, held: bool = False) -> dict[str, Any]:
-    """The panel's view: the readable list with roles, bounded previews and token estimates."""
-    listed = request.messages[-LISTED_MESSAGES:]
-    skipped = len(request.messages) - len(listed)
+    """The panel's view: the readable list with roles, bounded previews and token estimates.
+    Messages the provider step drops (an aborted or failed reply) are not listed, only
+    counted (``dropped``)."""
+    sent = [m for m in request.messages if not dropped_by_provider(m)]
+    listed = sent[-LISTED_MESSAGES:]
+    skipped = len(sent) - len(listed)
     messages = []
     for offset, message in enumerate(listed):
         text = message_text(message)
@@ -256,7 +267,8 @@ def context_summary(request: SentRequest, *, held: bool = False) -> dict[str, An
         "model": request.model,
         "held": held,
         "tokens": request.tokens(),
-        "message_count": len(request.messages),
+        "message_count": len(sent),
+        "dropped": len(request.messages) - len(sent),
         "skipped": skipped,
         "system": {
             "text": redact(_cut(request.system_prompt, PREVIEW_CHARS)),

@@ -89,6 +89,7 @@ if TYPE_CHECKING:
 
 REPLY_VARIABLE = "_agent_reply"
 PANEL_VARIABLE = "_agent_panel"
+NO_TIMELINE = "no timeline: no %%agent run was shown in a panel yet (plain mode keeps none)"
 INTERRUPTED = "[interrupted: the run was cancelled and aborted; the conversation stays usable]"
 LINE_COMMANDS = (
     "reset",
@@ -104,6 +105,7 @@ LINE_COMMANDS = (
     "budget",
     "compact",
     "context",
+    "timeline",
     "replay",
     "code",
     "resume",
@@ -684,6 +686,10 @@ def line_command(line: str) -> Any:
         return session.last_events
     if command == "context":
         print(_context(session, rest))
+        return None
+    if command == "timeline":  # the last panel's run, as rows (the picture's text form)
+        panel = namespace.get(PANEL_VARIABLE)
+        print(panel.timeline_text if panel is not None else NO_TIMELINE)
         return None
     if command == "replay":
         prepared = prepare_replay(rest)

@@ -8,6 +8,7 @@ plain mode (``kernel``), as a notebook under nbval does.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -381,8 +382,33 @@ def test_a_replay_steps_through_the_panel_like_a_live_run(tools_ui: Kernel) -> N
             ).stdout
         )
     ]
-    assert tools == ["read_station"] * 3 + ["record_answer"]
+    assert tools == [f"read_station ({s})" for s in STATIONS] + ["record_answer"]
     assert ends == ["read_south", "read_east", "read_north", "record_1"]
+    # The saved transcript's timeline names every call of the parallel batch, whose bars
+    # overlap in time, and each model request; %agent timeline prints the same as rows.
+    html = client.updates[-1]["text/html"]
+    image = re.search(
+        r'<img class="pi-timeline" alt="([^"]*)" src="data:image/svg\+xml;base64,([^"]+)"', html
+    )
+    assert image is not None, "the static transcript shows the timeline"
+    svg = base64.b64decode(image.group(2)).decode()
+    for station in STATIONS:
+        assert f">read_station ({station})</text>" in svg
+    assert ">request 1 (turn 1)</text>" in svg and ">request 2 (turn 2)</text>" in svg
+    bars = {
+        lane: (float(start), float(end))
+        for start, end, lane in re.findall(
+            r'<g data-kind="running" data-start="([^"]+)" data-end="([^"]+)" '
+            r'data-lane="tool:(read_[a-z]+)"',
+            svg,
+        )
+    }
+    assert sorted(bars) == ["read_east", "read_north", "read_south"]
+    assert max(s for s, _ in bars.values()) <= min(e for _, e in bars.values()), "they overlap"
+    rows = tools_ui.ok("%agent timeline").stdout
+    for station in STATIONS:
+        assert re.search(rf"read_station \({station}\) +running", rows), rows
+    assert "── turn 2 starts" in rows
 
 
 def test_a_replay_that_diverges_from_its_recording_fails_the_cell(

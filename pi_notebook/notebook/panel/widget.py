@@ -52,6 +52,7 @@ from .ops import OpBuffer
 from .reducer import PanelState
 from .static import render_static_html
 from .step import StepGate
+from .timeline_render import timeline_rows
 from .transport import DEFAULT_RATE, Transport
 
 if TYPE_CHECKING:
@@ -131,6 +132,17 @@ class AgentPanel(anywidget.AnyWidget):
         """The current full state (a copy), as a snapshot would carry it."""
         data: dict[str, Any] = json.loads(json.dumps(self._state.materialize()))
         return data
+
+    @property
+    def timeline(self) -> dict[str, Any]:
+        """The run's timeline (a copy): lanes, spans and turn starts (``timeline.py``)."""
+        data: dict[str, Any] = json.loads(json.dumps(self._state.data["timeline"]))
+        return data
+
+    @property
+    def timeline_text(self) -> str:
+        """The run's timeline as rows of text (``%agent timeline``)."""
+        return timeline_rows(self._state.data["timeline"])
 
     @property
     def step_held(self) -> str | None:
