@@ -8,8 +8,15 @@ where. The transport pulls the ops (:meth:`PanelState.take_ops`, which renders t
 streamed since the last frame first); the reducer never calls the transport.
 
 Its parts, each in its module: the streaming Markdown text (:mod:`.streaming_text`), the
-status line and the run's clock (:mod:`.status_line`), the lifecycle tree (:mod:`.lifecycle`)
-and the entries and cards built from one message (:mod:`.entries`).
+status line and the run's clock (:mod:`.status_line`), the lifecycle tree (:mod:`.lifecycle`),
+the tool cards (:mod:`.tool_cards`), the run's timeline (:mod:`.timeline`) and the entries and
+cards built from one message (:mod:`.entries`).
+
+Step mode must tell the truth, so the reducer is told (:meth:`PanelState.passed`) when the loop
+went on past an event: a call announced by ``tool_execution_start`` is ``prepared`` until then
+(a parallel batch runs only once every call is prepared), and it learns from the widget
+whether a request went out (:meth:`PanelState.request_sent`), so a reply aborted before any
+request says that no request was made.
 
 The per-token path is lean: a text delta is appended to a list of parts and its block marked
 for the next frame; nothing copies the message or the transcript per token, and the state keeps
