@@ -61,7 +61,8 @@ export function timelineSvg(doc, timeline) {
   svg.append(el(doc, "title", {}, `Timeline of the run: ${lanes.length} lanes over ${seconds(end)}`));
   for (let i = 0; i <= 5; i++) {
     const t = (end / 5) * i;
-    svg.append(el(doc, "text", { class: "fg", x: x(t), y: 12, "text-anchor": "middle", "fill-opacity": 0.7 }, seconds(t)));
+    const anchor = i === 0 ? "start" : i === 5 ? "end" : "middle";
+    svg.append(el(doc, "text", { class: "fg", x: x(t), y: 12, "text-anchor": anchor, "fill-opacity": 0.7 }, seconds(t)));
   }
   timeline.turns.forEach((start, n) => {
     svg.append(el(doc, "line", { class: "rule pi-timeline-turn", x1: x(start), y1: 16, x2: x(start), y2: bottom, "stroke-opacity": 0.6, "stroke-dasharray": "2 3" }));
@@ -76,6 +77,7 @@ export function timelineSvg(doc, timeline) {
     g.append(el(doc, "line", { class: "rule", x1: LABEL_WIDTH, y1: y + ROW - 3, x2: WIDTH - 12, y2: y + ROW - 3, "stroke-opacity": 0.2 }));
     svg.append(g);
   });
+  const named = new Set(); // a request is named once (at its first span: waiting)
   for (const span of timeline.spans) {
     const row = rowOf.get(span.lane);
     if (row == null) continue;
@@ -90,7 +92,8 @@ export function timelineSvg(doc, timeline) {
     const until = span.end == null ? "now" : seconds(stop);
     rect.append(el(doc, "title", {}, `${span.label}: ${WORDS[span.kind] || span.kind}${outcome}, ${seconds(span.start)} to ${until}`));
     g.append(rect);
-    if ((span.kind === "waiting" || span.kind === "streaming") && span.label) {
+    if (span.lane === "model" && span.label && !named.has(span.label)) {
+      named.add(span.label);
       g.append(el(doc, "text", { class: "fg", x: left + 2, y: y - 1, "font-size": 9 }, span.label));
     }
     svg.append(g);

@@ -106,9 +106,11 @@ def timeline_svg(timeline: Timeline) -> str:
         f"<style>{COLOURS}</style>",
         f'<rect class="bg" x="0" y="0" width="{WIDTH}" height="{height}" rx="4"/>',
     ]
-    for tick in _ticks(end):
+    ticks = _ticks(end)
+    for n, tick in enumerate(ticks):
+        anchor = "start" if n == 0 else "end" if n == len(ticks) - 1 else "middle"
         out.append(
-            f'<text class="fg" x="{x(tick)}" y="12" text-anchor="middle" fill-opacity="0.7">'
+            f'<text class="fg" x="{x(tick)}" y="12" text-anchor="{anchor}" fill-opacity="0.7">'
             f"{_seconds(tick)}</text>"
         )
     bottom = TOP + ROW * len(lanes)
@@ -126,10 +128,13 @@ def timeline_svg(timeline: Timeline) -> str:
             f'<line class="rule" x1="{LABEL_WIDTH}" y1="{y + ROW - 3}" x2="{WIDTH - 12}" '
             f'y2="{y + ROW - 3}" stroke-opacity="0.2"/></g>'
         )
+    named: set[str] = set()  # a request is named once (at its first span: waiting)
     for span in timeline["spans"]:
         row = row_of.get(span["lane"])
         if row is not None:
-            out.append(_bar(span, TOP + ROW * row, x, end))
+            name = span["lane"] == "model" and span["label"] not in named
+            named.add(span["label"])
+            out.append(_bar(span, TOP + ROW * row, x, end, name))
     cursor = next(
         (s for s in timeline["spans"] if s["kind"] == "held" and s["end"] is None), None
     )
@@ -148,7 +153,9 @@ def timeline_svg(timeline: Timeline) -> str:
     return "".join(out)
 
 
-def _bar(span: TimelineSpan, y: float, scale: Callable[[float], float], end: float) -> str:
+def _bar(
+    span: TimelineSpan, y: float, scale: Callable[[float], float], end: float, name: bool
+) -> str:
     start = span["start"]
     stop = span["end"] if span["end"] is not None else end
     left, right = scale(start), scale(stop)
@@ -160,9 +167,9 @@ def _bar(span: TimelineSpan, y: float, scale: Callable[[float], float], end: flo
     until = _seconds(stop) if span["end"] is not None else "now"
     title = f"{span['label']}: {what}{outcome}, {_seconds(start)} to {until}"
     label = ""
-    if span["kind"] in ("waiting", "streaming") and span["label"]:
-        name = escape_html(span["label"])
-        label = f'<text class="fg" x="{left + 2}" y="{y - 1}" font-size="9">{name}</text>'
+    if name and span["label"]:
+        text = escape_html(span["label"])
+        label = f'<text class="fg" x="{left + 2}" y="{y - 1}" font-size="9">{text}</text>'
     return (
         f'<g data-kind="{span["kind"]}" data-start="{start}" '
         f'data-end="{stop}" data-lane="{escape_html(span["lane"])}">'
