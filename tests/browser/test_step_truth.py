@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from .driver import Notebook, write_notebook
-from .test_panel import _assert_clean, _panel, expect
+from .server import JupyterServer
+from .test_panel import CONTRAST, THEMES_PLUGIN, _assert_clean, _panel, expect
 
 LESSON = Path(__file__).resolve().parents[2] / "notebooks" / "02_loop_lifecycle.run.jsonl"
 STATIONS = ("north", "south", "east")
@@ -99,3 +100,48 @@ def test_every_hold_tells_the_truth_and_the_timeline_shows_the_run(
     assert image.evaluate("(img) => img.complete && img.naturalWidth") > 0
     expect(untrusted.locator(".pi-timeline-text pre")).to_contain_text("read_station (south)")
     nb.snap("timeline-untrusted", untrusted.locator(".pi-timeline-box"))
+
+
+#: CONTRAST (test_panel) for an SVG text: its fill against the background under it.
+FILL_CONTRAST = CONTRAST.replace("getComputedStyle(el).color", "getComputedStyle(el).fill")
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_the_live_timeline_reads_in_light_and_dark_with_a_cursor_at_the_hold(
+    nb: Notebook, workdir: Path, server: JupyterServer, theme: str
+) -> None:
+    shade = theme.split()[-1].lower()
+    (workdir / LESSON.name).write_text(LESSON.read_text(encoding="utf-8"), encoding="utf-8")
+    name = write_notebook(
+        workdir / f"timeline-{shade}.ipynb",
+        ["%load_ext pi_notebook", f"%agent replay {LESSON.name} --step tools"],
+    )
+    server.user_settings(THEMES_PLUGIN, {"theme": theme})
+    try:
+        nb.open(name)
+        nb.start_run_all()
+        panel = _panel(nb)
+        bar = panel.locator(".pi-step")
+        expect(bar).to_have_attribute("data-count", "1")  # before the first request
+        bar.locator("button.pi-next").click()
+        expect(bar).to_have_attribute("data-count", "2")  # north is announced
+        bar.locator("button.pi-next").click()
+        expect(bar).to_have_attribute("data-count", "3")  # south is announced
+        timeline = panel.locator(".pi-timeline-box")
+        expect(timeline).to_have_attribute("open", "")
+        svg = timeline.locator("svg.pi-timeline")
+        expect(svg.locator(".pi-timeline-cursor")).to_have_count(1)
+        expect(svg.locator(".pi-timeline-span[data-kind=running]")).to_have_count(0)
+        expect(svg.locator(".pi-timeline-span[data-kind=prepared]")).to_have_count(2)
+        lane = svg.locator(".pi-timeline-lane text").first
+        seen = lane.evaluate(FILL_CONTRAST)
+        assert seen["ratio"] >= 4.5, (theme, seen)
+        nb.snap(f"timeline-live-{shade}", timeline)
+        bar.locator("button.pi-run-to-end").click()
+        nb.wait_run_done()
+        image = nb.output(1).locator(".pi-panel.pi-static img.pi-timeline")
+        expect(image).to_be_visible()
+        nb.snap(f"timeline-static-{shade}", image)
+        _assert_clean(nb)
+    finally:
+        server.user_settings(THEMES_PLUGIN, None)
