@@ -190,6 +190,8 @@ async def test_aborted_at_the_first_hold_the_transcript_says_no_request_was_made
     assert reply["role"] == "assistant" and reply["error"] is None and reply["note"] == NO_REQUEST
     html = render_static_html(panel.snapshot)
     assert "Request was aborted" not in html and "no request was made" in html
+    plain = panel.static_bundle()["text/plain"]
+    assert "Request was aborted" not in plain and f"[{NO_REQUEST}]" in plain
 
 
 async def test_a_tool_aborted_before_it_ran_reads_not_run_aborted() -> None:

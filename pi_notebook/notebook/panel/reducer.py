@@ -484,6 +484,17 @@ class PanelState:
         elif not approvals and state == "awaiting-approval":
             self.status.set("state", "running-tools")
 
+    def no_request_made(self, message: Any) -> bool:
+        """Whether ``message`` (just ended) is a reply the run was aborted before sending."""
+        entries = self.data["messages"]
+        last = entries[-1] if entries else None
+        return (
+            isinstance(message, AssistantMessage)
+            and last is not None
+            and last["role"] == "assistant"
+            and last["note"] == NO_REQUEST
+        )
+
     def approval_answered(self, tool_id: str) -> None:
         """An approval was answered: the card is running again if its execution had begun,
         else prepared."""

@@ -49,7 +49,7 @@ from .contract import ApprovalCard, QueueItem
 from .entries import compaction_note
 from .handover import FINAL_DRAFT_WAIT, Handover
 from .ops import OpBuffer
-from .reducer import PanelState
+from .reducer import NO_REQUEST, PanelState
 from .static import render_static_html
 from .step import StepGate
 from .timeline_render import timeline_rows
@@ -203,7 +203,10 @@ class AgentPanel(anywidget.AnyWidget):
                     state.sequential = self._sequential(event.message)
                     self._narrator.sequential = state.sequential
                 state.apply(event)
-                self._messages.append(event.message)
+                if state.no_request_made(event.message):  # say so, not "Request was aborted"
+                    self._markers.setdefault(len(self._messages), []).append(NO_REQUEST)
+                else:
+                    self._messages.append(event.message)
                 self.transport.poke()
             case TurnEndEvent():
                 self._narrator.observe(event)
