@@ -56,7 +56,7 @@ from .result_cap import (
 )
 from .sizes import estimate_tokens, message_chars, messages_tokens
 from .summarise import SUMMARY_MARK, is_summary, summary_message
-from .tool_batch import truncated_call_text
+from .tool_batch import OPERATION_ABORTED, truncated_call_text
 from .types import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -80,6 +80,7 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "DEFAULT_TOOL_RESULT_CHARS",
     "FULL_TEXT",
+    "OPERATION_ABORTED",
     "SUMMARY_MARK",
     "TOOL_RESULT_CHARS_ENV",
     "AbortController",

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any, Literal, assert_never
 
 from ...agent import (
+    OPERATION_ABORTED,
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
@@ -44,7 +45,6 @@ from ...agent import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from ...agent.tool_batch import OPERATION_ABORTED
 from ...ai import (
     AssistantMessage,
     message_text,

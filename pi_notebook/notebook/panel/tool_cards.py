@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, overload
 
-from ...agent.tool_batch import OPERATION_ABORTED
+from ...agent import OPERATION_ABORTED
 from ...ai import redact
 from ..render import PREVIEW_CHARS
 from .contract import Image, NamespaceDiff, ToolCard, ToolStatus
