@@ -36,15 +36,14 @@ from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agent import Agent
+from ..agent import Agent, AgentEndEvent, AgentEvent
 from ..ai import FauxProvider, Model, redact
 from ..settings import NOTEBOOK_PATH
 from .config import settings
 from .history_repair import close_unanswered_calls
 from .models import ModelError, model_from_name
-from .session import NotebookSession
 from .transcript_file import (
     FileHeader,
     LineCache,
@@ -55,6 +54,9 @@ from .transcript_file import (
     read,
     write,
 )
+
+if TYPE_CHECKING:
+    from .session import NotebookSession
 
 DEFAULT = "default"
 FOLDER = ".pi_notebook"
@@ -204,9 +206,12 @@ class Conversations:
                 return
             tracked.unsubscribe()  # ``--new``: the name now belongs to another agent
 
-        def on_event(event: Any) -> None:
-            if event.type == "agent_end":
-                self.save(key)
+        def on_event(event: AgentEvent) -> None:
+            match event:
+                case AgentEndEvent():
+                    self.save(key)
+                case _:
+                    pass
 
         unsubscribe = agent.subscribe(on_event)
         self._tracked[key] = _Tracked(weakref.ref(agent), unsubscribe, namespace, report)
