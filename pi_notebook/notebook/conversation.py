@@ -130,6 +130,8 @@ class Conversation:
         self.last_run: RunSummary | None = None
         self.last_requests: list[SentRequest] = []
         """What each model request of its last run was sent (``%agent context TURN``)."""
+        self.panel: AgentPanel | None = None
+        """The live panel of the run in progress, if it shows one."""
 
     def __repr__(self) -> str:
         return f"Conversation({self.key}, {self.agent!r})"
@@ -197,8 +199,15 @@ class Conversation:
         offer the code the agent ran as the next cell (see :mod:`.code_cell`). ``listeners``
         follow the run after the panel."""
         agent = self.agent
-        while agent.is_running:  # a cell queued behind a background run waits for it
-            await agent.wait_for_idle()
+        if agent.is_running:  # a cell queued behind a background run waits for it
+            held = self.panel is not None and self.panel.step_held is not None
+            if held:  # say so now: nothing moves until someone presses a button
+                show(
+                    f"waiting for conversation {self.key}, held in step mode: "
+                    "press Next / Run to end, or Abort"
+                )
+            while agent.is_running:
+                await agent.wait_for_idle()
         log = RunLog()  # counts, lifecycle and coalesced deltas: never an object per token
         start = len(agent.state.messages)
         recorder = code_cell.CodeRecorder(agent, namespace)
@@ -206,7 +215,7 @@ class Conversation:
             get_conversations().track(self.key, agent, namespace, _note)  # at each run's end
         # Interactive UI: the live panel (plain mode: the transcript printed once, below).
         opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
-        panel = opened[0] if opened is not None else None
+        panel = self.panel = opened[0] if opened is not None else None
         followers: list[Listener] = [log, recorder, *listeners]
         tools_recorder = record_tools(agent)  # a run on a record() model: its tools go in it
         if tools_recorder is not None:
@@ -251,6 +260,7 @@ class Conversation:
             interrupted = True
             raise
         finally:
+            self.panel = None
             unsubscribe_compaction()
             end_undo_step()
             limit = None if interrupted else refused or agent.limit_note
@@ -311,9 +321,7 @@ def _stopped_by(note: str, options: AgentOptions, turns: int, run_spent: float) 
     if note.startswith("turn limit") and options.max_turns is not None:
         return f"stopped by --max-turns {options.max_turns}: {turns} turns run"
     if note.startswith("budget of") and options.max_cost is not None:
-        return (
-            f"stopped by --max-cost {format_usd(options.max_cost)}: {format_usd(run_spent)} spent"
-        )
+        return f"stopped by --max-cost {format_usd(options.max_cost)}: ${run_spent:.4f} spent"
     return f"stopped by the {note}"
 
 
