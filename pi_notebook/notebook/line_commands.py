@@ -32,7 +32,7 @@ from .conversation_settings import POLICY_TEXT, tools_text
 from .conversations import ConversationError, get_conversations, key_of
 from .limits import output_limit
 from .models import ModelError, model_from_name
-from .options import AgentOptions, format_help, positive_usd
+from .options import AgentOptions, format_help, line_commands_text, positive_usd
 from .render import render_transcript
 from .run_mode import run_mode
 from .running import (
@@ -380,33 +380,50 @@ def _note(text: str) -> None:
 
 
 def _help(call: Call) -> None:
-    print(format_help(), end="")
+    print(format_help(usages()), end="")
 
 
-COMMANDS: dict[str, Handler] = {
-    "reset": _reset,
-    "steer": _queue,
-    "followup": _queue,
-    "abort": _abort,
-    "status": _status,
-    "history": _history,
-    "events": _events,
-    "model": _model,
-    "last": _last,
-    "undo": _undo,
-    "budget": _budget,
-    "compact": _compact,
-    "context": _context,
-    "replay": _replay,
-    "code": _code,
-    "resume": _conversation_command,
-    "save": _conversation_command,
-    "load": _conversation_command,
-    "help": _help,
+@dataclass(slots=True, frozen=True)
+class Command:
+    """One line command: what runs it, and its arguments as the help spells them."""
+
+    handler: Handler
+    args: str = ""
+
+
+COMMANDS: dict[str, Command] = {
+    "reset": Command(_reset, "[--mcp]"),
+    "steer": Command(_queue, "TEXT"),
+    "followup": Command(_queue, "TEXT"),
+    "abort": Command(_abort),
+    "status": Command(_status),
+    "history": Command(_history),
+    "events": Command(_events),
+    "model": Command(_model, "NAME"),
+    "last": Command(_last),
+    "undo": Command(_undo),
+    "budget": Command(_budget, "[USD|off]"),
+    "compact": Command(_compact),
+    "context": Command(_context, "[TURN] [--json]"),
+    "replay": Command(_replay, "PATH [--step [lifecycle|all|tools]] [--plain]"),
+    "code": Command(_code, "[--cell]"),
+    "resume": Command(_conversation_command, "[NAME]"),
+    "save": Command(_conversation_command, "PATH"),
+    "load": Command(_conversation_command, "PATH"),
+    "help": Command(_help),
 }
-"""Every line command, in the order ``%agent`` lists them."""
+"""Every line command, in the order ``%agent`` and its help list them."""
 
 LINE_COMMANDS = tuple(COMMANDS)
+
+def usages() -> tuple[str, ...]:
+    """Each command as the help lists it (``"save PATH"``), from :data:`COMMANDS`."""
+    return tuple(f"{name} {command.args}".rstrip() for name, command in COMMANDS.items())
+
+
+def commands_help() -> str:
+    """The help's ``line commands:`` paragraph, from :data:`COMMANDS`."""
+    return line_commands_text(usages())
 
 
 def line_command(line: str, shell: InteractiveShell) -> Any:
@@ -414,12 +431,23 @@ def line_command(line: str, shell: InteractiveShell) -> Any:
     command, _, rest = line.strip().partition(" ")
     if command in ("", "-h", "--help"):
         command = "help"
-    handler = COMMANDS.get(command)
-    if handler is None:
+    found = COMMANDS.get(command)
+    if found is None:
         raise UsageError(
             f"%agent: unknown command {command!r}; expected one of: {', '.join(COMMANDS)}"
         )
-    return handler(Call(shell, get_session(), command, rest.strip()))
+    return found.handler(Call(shell, get_session(), command, rest.strip()))
 
 
-__all__ = ["COMMANDS", "LINE_COMMANDS", "Call", "compact", "context_of", "line_command", "status"]
+__all__ = [
+    "COMMANDS",
+    "LINE_COMMANDS",
+    "Call",
+    "Command",
+    "commands_help",
+    "usages",
+    "compact",
+    "context_of",
+    "line_command",
+    "status",
+]

@@ -145,7 +145,7 @@ class AgentMagics(Magics):
 
 
 # ``%%agent?`` and Shift-Tab show the magic's docstring: make it the full option list.
-AgentMagics.agent.__doc__ = magic_doc()
+AgentMagics.agent.__doc__ = magic_doc(line_commands.usages())
 
 
 def transform_agent_cell(lines: list[str]) -> list[str]:

@@ -187,9 +187,11 @@ def prepare_cell(line: str, cell: str) -> PreparedCell | None:
     """Parse, expand and pick the conversation (synchronously); None when only ``--help`` was
     asked. Raises ``UsageError`` for bad options, an empty prompt, or an unusable model: nothing
     runs."""
+    from .line_commands import usages  # the help lists the line-command table's commands
+
     ip = shell()
     try:
-        options = parse_options(line)
+        options = parse_options(line, usages())
     except OptionsError as exc:
         if exc.is_help:
             print(str(exc), end="")
