@@ -86,7 +86,8 @@ class RunConfig:
     max_tokens: MaxTokens | Keep = KEEP
     """The output limit of this run's requests (``stream_options.max_tokens``)."""
     compaction: bool | Keep = KEEP
-    """False: this run sends the whole history (no summary, no overflow retry)."""
+    """False: this run sends the whole history (no summary, no overflow retry); True keeps
+    the Agent's own setting (``Agent(compaction=False)`` stays off)."""
     before_tool_call: Callable[..., Any] | Keep | None = KEEP
     listeners: Sequence[Callable[[AgentEvent], Any] | Callable[[AgentEvent, AbortSignal], Any]] = ()
     """Extra listeners for this run only, called as ``subscribe``'s (awaited, in order), after
