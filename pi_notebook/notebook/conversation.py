@@ -48,7 +48,7 @@ from ..tools import (
 from . import code_cell
 from .context_view import RequestTap, SentRequest
 from .conversation_settings import ApprovalPolicy
-from .conversations import DEFAULT, get_conversations, key_of
+from .conversations import DEFAULT, Saver, get_conversations, key_of
 from .limits import output_limit, run_max_tokens
 from .options import AgentOptions
 from .render import final_text, render_transcript
@@ -123,13 +123,15 @@ class Conversation:
         """USD the whole conversation may spend (``%agent budget``)."""
         self.code = code_cell.CodeRecord()
         self.journal: UndoJournal | None = None
-        """The undo record of its runs (made at its first run, in the run's workspace)."""
+        """The undo record of its runs (from its first run, in the run's workspace)."""
         self.saved = saved
         """False for a replay: never saved as the notebook's conversation, never the source of
         ``_agent_reply``."""
         self.last_run: RunSummary | None = None
         self.last_requests: list[SentRequest] = []
         """What each model request of its last run was sent (``%agent context TURN``)."""
+        self.saver: Saver | None = None
+        """What writes it to its file after each run (from its first run or resume on)."""
         self.panel: AgentPanel | None = None
         """The live panel of the run in progress, if it shows one."""
 
@@ -169,8 +171,10 @@ class Conversation:
             raise UsageError(f"{command}: {self.budget_refusal()}")
 
     def undo_journal(self, namespace: dict[str, Any]) -> UndoJournal:
+        """The undo record of its runs: the workspace's record of its Agent, so that the
+        tools' own ``undo(conversation=agent)`` finds it too."""
         if self.journal is None:
-            self.journal = workspace(namespace).new_journal()
+            self.journal = workspace(namespace).record(self.agent)
         return self.journal
 
     # -- a run -------------------------------------------------------------------------------
@@ -212,7 +216,7 @@ class Conversation:
         start = len(agent.state.messages)
         recorder = code_cell.CodeRecorder(agent, namespace)
         if self.saved:
-            get_conversations().track(self.key, agent, namespace, _note)  # at each run's end
+            self.saver = get_conversations().track(self.key, agent, namespace, _note)
         # Interactive UI: the live panel (plain mode: the transcript printed once, below).
         opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
         panel = self.panel = opened[0] if opened is not None else None

@@ -356,21 +356,24 @@ def _conversation_command(call: Call) -> None:
             if agent.is_running:
                 raise UsageError("%agent resume: a run is active; %agent abort first")
             print(conversations.resume(key_of(name), agent, session, namespace, _note))
+            conversation.saver = conversations.track(conversation.key, agent, namespace, _note)
             session.conversation = conversation
             session.last_cell = conversation
             return
         if len(args) != 1:
             raise UsageError(f"%agent {command}: usage: %agent {command} PATH")
         path = Path(args[0]).expanduser()
-        agent = call.target().agent
+        conversation = call.target()
+        agent = conversation.agent
         if command == "save":
-            key = conversations.key_of_agent(agent) or key_of(None)
+            key = conversation.key if conversation.saver is not None else key_of(None)
             count = conversations.save_to(path, agent, key, namespace)
             print(f"saved {count} message{'' if count == 1 else 's'} to {path}")
             return
         if agent.is_running:
             raise UsageError("%agent load: a run is active; %agent abort first")
-        print(conversations.load(path, agent, session, namespace))
+        saves = conversation.key if conversation.saver is not None else None
+        print(conversations.load(path, agent, session, namespace, saves))
     except (ConversationError, ModelError) as exc:
         raise UsageError(str(exc)) from None
 

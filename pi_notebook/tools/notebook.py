@@ -108,7 +108,7 @@ class Workspace:
 
     def record(self, conversation: Any = None) -> UndoJournal:
         """The undo record of ``conversation`` (``None``: calls outside a conversation's run;
-        an :class:`UndoJournal`: that record, kept by its owner, e.g. the notebook's
+        an :class:`UndoJournal`: that record, as its owner keeps it, e.g. the notebook's
         ``Conversation``)."""
         if conversation is None:
             return self.journal
@@ -118,10 +118,6 @@ class Workspace:
         if found is None:
             found = self._records[conversation] = UndoJournal(self.undo_limit_bytes)
         return found
-
-    def new_journal(self) -> UndoJournal:
-        """A fresh undo record with this workspace's size limit, for its owner to keep."""
-        return UndoJournal(self.undo_limit_bytes)
 
     def _current(self) -> UndoJournal:
         active = _active_record.get()
