@@ -173,13 +173,15 @@ class _Settings:
     on_request: RequestHook | None
 
 
-@dataclass
+@dataclass(slots=True)
 class _ActiveRun:
     controller: AbortController
     idle: asyncio.Future[None]
     settings: _Settings
     turns: int = 0
     """``turn_start`` events so far (what a request's turn number is)."""
+    extra: tuple[_Subscription, ...] = ()
+    """The run's own listeners (``RunConfig.listeners``)."""
     own: tuple[_Subscription, ...] | None = None
     everyone: tuple[_Subscription, ...] = ()
     """``own`` (the Agent's subscribers when last looked at) then the run's listeners."""
@@ -649,7 +651,9 @@ class Agent:
             raise AgentBusyError(RUN_BUSY)
         self.limit_note = None
         loop = asyncio.get_running_loop()
-        run = _ActiveRun(AbortController(), loop.create_future(), settings)
+        run = _ActiveRun(
+            AbortController(), loop.create_future(), settings, extra=settings.listeners
+        )
         self._active = run
         self.state.is_streaming = True
         self.state.streaming_message = None
@@ -719,9 +723,10 @@ class Agent:
         self._reduce(event)
         signal = run.controller.signal
         listeners = self._listeners
-        if run.settings.listeners:  # the run's own listeners follow the Agent's
+        extra = run.extra
+        if extra:  # the run's own listeners follow the Agent's
             if listeners is not run.own:
-                run.own, run.everyone = listeners, listeners + run.settings.listeners
+                run.own, run.everyone = listeners, listeners + extra
             listeners = run.everyone
         for subscription in listeners:
             result = subscription.call(event, signal)
