@@ -18,6 +18,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..ai import Model
+from .context_view import SentRequest
 from .conversation import DEFAULT, Conversation, key_of
 from .models import check_api_key, resolve_default_model
 from .run_log import RunLog
@@ -47,6 +48,11 @@ class NotebookSession:
     def default(self) -> Agent | None:
         found = self.conversations.get(DEFAULT)
         return found.agent if found is not None else None
+
+    @property
+    def last_requests(self) -> list[SentRequest]:
+        """What each model request of the current conversation's last run was sent."""
+        return self.conversation.last_requests if self.conversation is not None else []
 
     @property
     def last_events(self) -> list[dict[str, Any]]:
