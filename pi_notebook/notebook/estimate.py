@@ -65,7 +65,8 @@ def estimate_context_tokens(
         tokens += tokens_of_chars(len(system_prompt))
     if tools:
         described = [
-            {"name": t.name, "description": t.description, "parameters": _schema(t)} for t in tools
+            {"name": t.name, "description": t.description, "parameters": _schema(t)}
+            for t in tools
         ]
         tokens += tokens_of_chars(len(_json(described)))
     return tokens

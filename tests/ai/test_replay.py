@@ -180,7 +180,6 @@ async def test_a_recording_written_from_the_messages_matches_and_replays(tmp_pat
     _, rebuilt = load_recording(written)
     # The requests are the ones the provider got, entry for entry; the replies' final messages.
     assert [c.entries for c in rebuilt] == [c.entries for c in calls]
-
     def reply(call: Any) -> dict[str, Any]:
         return {k: v for k, v in call.message.items() if k != "timestamp"}
 

@@ -131,7 +131,9 @@ def test_an_approval_policy_persists_to_the_next_cell(nb: Notebook, workdir: Pat
     _assert_clean(nb)
 
 
-def test_interrupt_and_send_stops_the_answer_and_sends_at_once(nb: Notebook, workdir: Path) -> None:
+def test_interrupt_and_send_stops_the_answer_and_sends_at_once(
+    nb: Notebook, workdir: Path
+) -> None:
     name = _cells(
         workdir,
         "interrupt.ipynb",

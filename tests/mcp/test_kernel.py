@@ -84,7 +84,8 @@ def test_reset_mcp_closes_the_servers_and_the_next_cell_reconnects(
     assert kernel.ok("%agent status").stdout.count("lab server: starting") == 2  # list + call
     reset = kernel.ok("%agent reset --mcp")
     assert reset.stdout == (
-        "conversation reset\nclosing 1 MCP server connection(s); they reconnect on the next call\n"
+        "conversation reset\n"
+        "closing 1 MCP server connection(s); they reconnect on the next call\n"
     )
     kernel.ok("await pt.close_mcp_servers()")  # joins the close under way
     assert not alive(first_pid)

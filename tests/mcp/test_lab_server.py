@@ -57,7 +57,9 @@ async def test_invalid_arguments_fail_without_calling_the_server(
 async def test_image_and_embedded_resource_content(
     faux: FauxProvider, lab: list[AgentTool]
 ) -> None:
-    picture, document = await run_agent(faux, lab, [("lab__picture", {}), ("lab__document", {})])
+    picture, document = await run_agent(
+        faux, lab, [("lab__picture", {}), ("lab__document", {})]
+    )
     [image] = picture.content
     assert isinstance(image, ImageContent)
     assert image.mime_type == "image/png"

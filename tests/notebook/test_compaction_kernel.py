@@ -90,3 +90,4 @@ def test_the_panel_shows_a_one_line_marker(ui_kernel: Kernel) -> None:
     last = client.updates[-1]
     assert '<span class="pi-compaction">compacted 2 messages</span>' in last["text/html"]
     assert "\n[compacted 2 messages]\nassistant: r2r2" in last["text/plain"]
+
