@@ -81,6 +81,11 @@ class RunSummary:
     """``stopped by --max-cost $0.01: $0.0123 spent``, ``interrupted``...; None: it ended by
     itself."""
 
+    @property
+    def noteworthy(self) -> bool:
+        """It had limits, or something stopped it (``%agent status`` says so)."""
+        return bool(self.limits) or self.stopped is not None
+
     def text(self) -> str:
         turns = f"{self.turns} turn{'' if self.turns == 1 else 's'}"
         limits = f"limits: {', '.join(self.limits)}" if self.limits else "no limits"

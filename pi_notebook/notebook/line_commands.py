@@ -287,7 +287,9 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
         context.append(line)
     if conversation.budget is not None:
         cost += f" spent / {format_usd(conversation.budget)} budget"
-    last = [conversation.last_run.text()] if conversation.last_run is not None else []
+    last_run = conversation.last_run
+    # Only a run that had limits, or did not end by itself, gets a line of its own.
+    last = [last_run.text()] if last_run is not None and last_run.noteworthy else []
     text = "\n".join(
         [
             f"model: {model.provider}/{model.id} (from {conversation.source})",
