@@ -19,7 +19,6 @@ kernel's loop and never let an API key into what it shows.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,6 +36,7 @@ from ..agent import (
 )
 from ..ai import AgentMessage, AssistantMessage, Model
 from ..ai.replay import check_replay
+from ..settings import UI
 from ..tools import (
     ApprovalMode,
     UndoJournal,
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from .panel import AgentPanel
     from .session import NotebookSession
 
-UI_ENV = "PI_NOTEBOOK_UI"
 REPLY_VARIABLE = "_agent_reply"
 PANEL_VARIABLE = "_agent_panel"
 INTERRUPTED = "[interrupted: the run was cancelled and aborted; the conversation stays usable]"
@@ -68,7 +67,7 @@ Listener = Callable[[AgentEvent], Any]
 
 
 def plain_mode(options: AgentOptions) -> bool:
-    return options.plain or os.environ.get(UI_ENV, "").strip().lower() == "plain"
+    return options.plain or UI.value() == "plain"
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from ..agent import AgentBusyError, format_usd
 from ..ai import AssistantMessage, redact
+from ..settings import status_lines
 from ..tools import close_mcp_servers_soon, mcp_status_lines
 from ..tools import undo as undo_tools
 from . import code_cell
@@ -306,6 +307,7 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
             *_queued_lines(conversation),
             f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",
             *mcp_status_lines(),
+            *status_lines(),
         ]
     )
     return redact(text)
@@ -421,6 +423,7 @@ COMMANDS: dict[str, Command] = {
 
 LINE_COMMANDS = tuple(COMMANDS)
 
+
 def usages() -> tuple[str, ...]:
     """Each command as the help lists it (``"save PATH"``), from :data:`COMMANDS`."""
     return tuple(f"{name} {command.args}".rstrip() for name, command in COMMANDS.items())
@@ -450,9 +453,9 @@ __all__ = [
     "Call",
     "Command",
     "commands_help",
-    "usages",
     "compact",
     "context_of",
     "line_command",
     "status",
+    "usages",
 ]
