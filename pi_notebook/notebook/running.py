@@ -23,7 +23,14 @@ from IPython.core.interactiveshell import InteractiveShell
 from ..agent import Agent, AgentEvent, AgentTool
 from ..ai import AgentMessage
 from ..ai.replay import ReplayDivergence, forget
-from ..tools import BUILTIN_COLLECTIONS, builtin_tools, refresh_tools
+from ..tools import (
+    BUILTIN_COLLECTIONS,
+    ToolNameClash,
+    builtin_tools,
+    refresh_tools,
+    tool_source,
+    unique_tools,
+)
 from .conversation import Conversation, plain_mode
 from .conversation_settings import as_policy
 from .expansion import ExpansionError, expand
@@ -62,31 +69,30 @@ def show_text(text: str) -> None:
 
 def _resolve_tools(names: list[str], namespace: dict[str, Any]) -> list[AgentTool]:
     """Tools by name: the notebook's own variables first, then the built-in collections."""
-    tools: list[AgentTool] = []
+    tools: list[tuple[AgentTool, str]] = []
     for name in names:
         value = namespace.get(name) if name.isidentifier() else None
         builtin = None if value is not None else builtin_tools(name, namespace)
         if isinstance(value, AgentTool):
-            tools.append(value)
+            tools.append((value, tool_source(value, f"variable {name!r}")))
         elif (
             isinstance(value, list | tuple)
             and value
             and all(isinstance(t, AgentTool) for t in value)
         ):
-            tools.extend(value)
+            tools.extend((t, tool_source(t, f"variable {name!r}")) for t in value)
         elif builtin is not None:
-            tools.extend(builtin)
+            tools.extend((t, tool_source(t)) for t in builtin)
         else:
             raise UsageError(
                 f"%%agent: unknown tool {name!r}: expected the name of an AgentTool "
                 "(or a list of them) in the notebook namespace, or a built-in collection "
                 f"({', '.join(BUILTIN_COLLECTIONS)}) or one of its tools"
             )
-    unique: dict[str, AgentTool] = {}
-    for item in tools:  # a later tool of the same name wins
-        unique.pop(item.name, None)
-        unique[item.name] = item
-    return list(unique.values())
+    try:  # one tool per name; of one source (a @tool defined again) the later one wins
+        return unique_tools(tools)
+    except ToolNameClash as exc:
+        raise UsageError(f"%%agent: {exc}") from None
 
 
 def named_conversation(

@@ -65,9 +65,7 @@ class _Anchors:
     """Element ids of one transcript: ``PREFIX-mN`` for message N, ``PREFIX-tN`` for the Nth
     tool card (tool call ids may hold any character, so they are numbered)."""
 
-    def __init__(
-        self, prefix: str, tools: dict[str, Any], messages: list[dict[str, Any]]
-    ) -> None:
+    def __init__(self, prefix: str, tools: dict[str, Any], messages: list[dict[str, Any]]) -> None:
         self.prefix = prefix
         self.tools = {tool_id: n for n, tool_id in enumerate(tools)}
         # A tool result its card shows is not rendered: a link to it goes to that card.

@@ -225,7 +225,6 @@ class AgentPanel(anywidget.AnyWidget):
         self._state.set_max_tokens(limit)
         self.transport.poke()
 
-
     def before_request(
         self, request: SentRequest, signal: AbortSignal | None
     ) -> Awaitable[None] | None:
