@@ -81,7 +81,7 @@ def test_the_line_commands_in_the_help_are_today_s_list_by_default() -> None:
         "               code [--cell] | resume [NAME] | save PATH | load PATH | help\n"
         "tools and the approval policy"
     )
-    assert len(LINE_COMMAND_USAGES) == 19
+    assert len(LINE_COMMAND_USAGES) == 20
 
 
 def test_the_line_commands_in_the_help_come_from_the_caller() -> None:

@@ -45,10 +45,10 @@ def two_turns_with_a_tool():  # type: ignore[no-untyped-def]
 
 
 def stepping(step: bool | str, provider: Any, tools: list[AgentTool] = ()) -> Any:  # type: ignore[assignment]
-    agent = Agent(model=provider.get_model(), tools=list(tools))
     panel = CapturePanel(step=step)
+    tap = RequestTap(before=panel.before_request)  # the request hook the magic gives a run
+    agent = Agent(model=provider.get_model(), tools=list(tools), on_request=tap)
     panel.attach(agent)
-    RequestTap(before=panel.before_request).install(agent)  # what the magic installs
     panel.handle_message({"type": "hello"})
     return agent, panel
 
