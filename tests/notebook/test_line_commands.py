@@ -23,7 +23,7 @@ def test_the_paragraph_reads_as_before() -> None:
         "line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | "
         "history |\n"
         "               events | model NAME | last | undo | budget [USD|off] | compact |\n"
-        "               context [TURN] [--json] | replay PATH [--step [lifecycle|all|tools]] "
-        "[--plain] |\n"
-        "               code [--cell] | resume [NAME] | save PATH | load PATH | help\n"
+        "               context [TURN] [--json] | timeline |\n"
+        "               replay PATH [--step [lifecycle|all|tools]] [--plain] | code [--cell] |\n"
+        "               resume [NAME] | save PATH | load PATH | help\n"
     )

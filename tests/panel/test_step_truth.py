@@ -230,10 +230,11 @@ async def test_step_all_shows_the_chunk_it_is_held_at() -> None:
 
 async def test_the_timeline_shows_a_parallel_batch_overlapping_and_names_every_call() -> None:
     started: list[str] = []
-    agent = Agent(model=three_stations().get_model(), tools=[stations(started, asyncio.Event())])
     panel = CapturePanel()
+    tap = RequestTap(before=panel.before_request)
+    tools = [stations(started, asyncio.Event())]
+    agent = Agent(model=three_stations().get_model(), tools=tools, on_request=tap)
     panel.attach(agent)
-    RequestTap(before=panel.before_request).install(agent)
     await asyncio.wait_for(agent.prompt("Temperatures?"), 10)
     panel.finish()
     timeline = as_timeline(panel.snapshot["timeline"])
