@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from ..agent import AgentBusyError, format_usd
-from ..ai import AssistantMessage, redact
+from ..ai import AssistantMessage, message_text, redact
 from ..settings import status_lines
 from ..tools import close_mcp_servers_soon, mcp_status_lines
 from ..tools import undo as undo_tools
@@ -327,11 +327,7 @@ def _queued_lines(conversation: Conversation) -> list[str]:
 
 
 def _one_line(message: Any, limit: int = 80) -> str:
-    content = getattr(message, "content", "")
-    if not isinstance(content, str):
-        content = " ".join(getattr(b, "text", "") for b in content if b.type == "text")
-    text = " ".join(content.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return message_text(message, images=False, separator=" ", one_line=True, limit=limit)
 
 
 # -- saved conversations -------------------------------------------------------------------------
