@@ -10,7 +10,8 @@ then re-raises the cancellation.
 Limits (``max_turns`` and ``max_cost`` per run, ``budget`` per conversation) run as the loop's
 ``should_stop_after_turn`` after the user's hook (see ``limits``); ``limit_note`` says which one
 ended the last run. A run is refused with :class:`BudgetExceededError` when the budget is
-already spent.
+already spent. The budget counts ``budget_spent``: ``spent`` less ``budget_baseline``, the cost a
+conversation loaded from a file came with (the notebook sets it on resume unless told to count it).
 
 Compaction (``compaction``, a :class:`~.compaction.Compactor`) runs as the loop's
 ``transform_context`` after the user's hook, and the stream function is wrapped so that a
@@ -223,6 +224,9 @@ class Agent:
         self.max_turns = max_turns
         self.max_cost = max_cost
         self.budget = budget
+        self.budget_baseline = 0.0
+        """Dollars of :attr:`spent` the budget does not count: what a conversation loaded from a
+        file had cost before (``%agent resume`` / ``load`` set it; ``reset()`` clears it)."""
         self.limit_note: str | None = None
         self._summary_cost = 0.0
         """Which limit ended the last run ("budget of $0.50 reached: $0.52 spent"), or None."""
@@ -301,6 +305,11 @@ class Agent:
         transcript = conversation_cost(state.messages, state.model, state.system_prompt)
         return transcript + self._summary_cost
 
+    @property
+    def budget_spent(self) -> float:
+        """What the budget counts: :attr:`spent` less :attr:`budget_baseline`."""
+        return max(0.0, self.spent - self.budget_baseline)
+
     # -- listeners -------------------------------------------------------------------------
 
     def subscribe(self, listener: Listener | Callable[[AgentEvent], Any]) -> Callable[[], None]:
@@ -342,6 +351,7 @@ class Agent:
         self.clear_all_queues()
         self.compaction.reset()
         self._summary_cost = 0.0
+        self.budget_baseline = 0.0
 
     async def compact(self) -> Compaction | None:
         """Compact now, whatever the context's size (``%agent compact``); None when there is
@@ -501,7 +511,7 @@ class Agent:
             max_turns=self.max_turns,
             max_cost=self.max_cost,
             budget=self.budget,
-            spent=lambda: self.spent,
+            spent=lambda: self.budget_spent,
             continues=lambda turn: would_continue(turn, self.has_queued_messages),
         )
         if not limits.active:
@@ -519,7 +529,7 @@ class Agent:
 
     def _check_budget(self) -> None:
         if self.budget is not None:
-            spent = self.spent
+            spent = self.budget_spent
             if spent >= self.budget:
                 raise BudgetExceededError(budget_note(self.budget, spent, scope="conversation"))
 

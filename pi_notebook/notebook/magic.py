@@ -80,6 +80,7 @@ from .options import (
 )
 from .render import final_text, render_transcript
 from .replay_run import ReplayDriver, ReplayError, plan_replay, record_tools
+from .resume_checks import COUNT_COST, prompt_preview
 from .run_log import RunLog
 from .run_mode import run_mode
 from .session import NotebookSession, get_session
@@ -224,14 +225,14 @@ def _prepare_agent(
 def _check_budget(agent: Agent, command: str) -> None:
     """A spent conversation budget is a usage error: nothing runs (the prompt stays in the
     cell), and the message says how to go on."""
-    if agent.budget is not None and agent.spent >= agent.budget:
+    if agent.budget is not None and agent.budget_spent >= agent.budget:
         raise UsageError(f"{command}: {_budget_refusal(agent)}")
 
 
 def _budget_refusal(agent: Agent) -> str:
     budget = format_usd(agent.budget or 0.0)
     return (
-        f"conversation budget of {budget} reached: {format_usd(agent.spent)} spent; "
+        f"conversation budget of {budget} reached: {format_usd(agent.budget_spent)} spent; "
         "raise it with %agent budget USD or clear it with %agent budget off"
     )
 
@@ -595,11 +596,14 @@ def _status(session: NotebookSession, agent: Agent) -> str:
         context.append(line)
     if agent.budget is not None:
         cost += f" spent / {format_usd(agent.budget)} budget"
+        if agent.budget_baseline > 0:
+            cost += f"; the budget counts {format_usd(agent.budget_spent)}{_uncounted(agent)}"
     text = "\n".join(
         [
             f"model: {model.provider}/{model.id} (from {session.source_of(agent)})",
             f"running: {'yes' if agent.is_running else 'no'}",
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
+            f"system prompt: {prompt_preview(agent.state.system_prompt)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
             cost,
             *context,
@@ -774,7 +778,15 @@ def _budget_command(agent: Agent, rest: str) -> None:
         except ArgumentTypeError as exc:
             raise UsageError(f"%agent budget: {exc}, or 'off'") from None
     budget = "off" if agent.budget is None else format_usd(agent.budget)
-    print(f"conversation budget: {budget}, spent: {format_usd(agent.spent)}")
+    spent = format_usd(agent.budget_spent)
+    print(f"conversation budget: {budget}, spent: {spent}{_uncounted(agent)}")
+
+
+def _uncounted(agent: Agent) -> str:
+    """What the budget leaves out (a loaded file's cost), as a clause; ``""`` when nothing."""
+    if agent.budget_baseline <= 0:
+        return ""
+    return f" (plus {format_usd(agent.budget_baseline)} from the loaded file, not counted)"
 
 
 def _compact_command(agent: Agent, rest: str) -> None:
@@ -821,19 +833,26 @@ def _conversation_command(
         args = shlex.split(rest)
     except ValueError as exc:
         raise UsageError(f"%agent {command}: {exc}") from None
+    count_cost = COUNT_COST in args and command != "save"
+    args = [arg for arg in args if not (count_cost and arg == COUNT_COST)]
     try:
         if command == "resume":
             if len(args) > 1 or (args and not args[0].isidentifier()):
-                raise UsageError("%agent resume: usage: %agent resume [NAME]")
+                raise UsageError(f"%agent resume: usage: %agent resume [NAME] [{COUNT_COST}]")
             name = args[0] if args and args[0] != "default" else None
             agent = _conversation_agent(session, namespace, name)
             if agent.is_running:
                 raise UsageError("%agent resume: a run is active; %agent abort first")
-            print(conversations.resume(key_of(name), agent, session, namespace, _note))
+            print(
+                conversations.resume(
+                    key_of(name), agent, session, namespace, _note, count_cost=count_cost
+                )
+            )
             session.current = agent
             return
         if len(args) != 1:
-            raise UsageError(f"%agent {command}: usage: %agent {command} PATH")
+            flag = f" [{COUNT_COST}]" if command == "load" else ""
+            raise UsageError(f"%agent {command}: usage: %agent {command} PATH{flag}")
         path = Path(args[0]).expanduser()
         agent = session.target(namespace)
         if command == "save":
@@ -843,7 +862,7 @@ def _conversation_command(
             return
         if agent.is_running:
             raise UsageError("%agent load: a run is active; %agent abort first")
-        print(conversations.load(path, agent, session, namespace))
+        print(conversations.load(path, agent, session, namespace, count_cost=count_cost))
     except (ConversationError, ModelError) as exc:
         raise UsageError(str(exc)) from None
 
