@@ -11,16 +11,20 @@ When: :meth:`Conversations.track` subscribes a listener to each agent a ``%%agen
 after every ``agent_end`` the whole conversation is written (:mod:`.transcript_file`: atomic,
 one message per line, keys never in it, texts redacted). A file this kernel neither wrote nor
 resumed (one saved before a restart) is never written over: on the first save it is renamed
-aside (``<name>.<conversation>.<saved time>.jsonl``) and a note says where it went. A file that
+aside (``<name>.<conversation>.<saved time>.jsonl``) and a note says where it went. A file
+another kernel saved since this one did (the notebook open twice) is not overwritten either:
+this kernel's conversation goes beside it from then on (:mod:`.file_guard`). A file that
 is corrupt or from another version is left alone and saving that conversation stops, with one
 line saying why.
 
-Back: :meth:`Conversations.summary` is the line ``%load_ext`` prints; :meth:`resume` /
-:meth:`load` restore the messages (repaired: :mod:`.history_repair`), the model (by
-``provider/id``: the current one if it matches, a Model or faux provider in the namespace, the
-catalogue), the system prompt and thinking level. Tools and the approval policy are not in the
-file: the conversation keeps the ones it has in this kernel (none after a restart) until a
-cell's ``--tools`` / ``--no-tools`` / ``--approve`` sets them (:mod:`.conversation_settings`).
+Back: :meth:`Conversations.summary` is the line ``%load_ext`` prints (from each file's header
+line alone); :meth:`resume` / :meth:`load` restore the messages (repaired:
+:mod:`.history_repair`), the model (by ``provider/id``: the current one if it matches, a Model or
+faux provider in the namespace, the catalogue), the system prompt and thinking level (checked:
+:mod:`.resume_checks`, which also keeps the file's cost out of the budget). Tools and the
+approval policy are not in the file: the conversation keeps the ones it has in this kernel
+(none after a restart) until a cell's ``--tools`` / ``--no-tools`` / ``--approve`` sets them
+(:mod:`.conversation_settings`).
 
 This module never prints (its notes go to the callback the magic gives), never saves a key, a
 header or a base URL, and never overwrites a file that is not its own.

@@ -171,7 +171,9 @@ def read_text(text: str, path: Path) -> Loaded:
         return Loaded(None, [_message(item, path, i + 1) for i, item in enumerate(items)])
     header: FileHeader | None = None
     messages: list[AgentMessage] = []
-    for number, raw in enumerate(text.splitlines(), 1):
+    # Lines end at "\n" only: JSON written with ensure_ascii=False keeps U+2028, U+0085 and
+    # the other characters str.splitlines() would also break at inside its strings.
+    for number, raw in enumerate(text.split("\n"), 1):
         if not raw.strip():
             continue
         try:
