@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import cast, get_args
 
-from ..ai import redact
-from ..ai.types import AgentThinkingLevel
+from ..ai import AgentThinkingLevel, redact
 
 PREVIEW_CHARS = 80
 COUNT_COST = "--count-cost"
