@@ -227,3 +227,50 @@ def test_a_redacted_value_names_the_variables_that_will_differ(ui_kernel: Kernel
     context = _received(ui_kernel)
     assert [m["toolCallId"] for m in context if m["role"] == "toolResult"] == ["c1", "c2"]
     assert _calls(context)[0]["arguments"]["code"] == code  # the model's own code, unredacted
+
+
+SERVER = """
+from tests.providers.server import ScriptServer, sse, stream_bytes
+from pi_notebook.ai import Model
+import json as _json
+ids_server = ScriptServer()
+await ids_server.start()
+call = {"index": 0, "id": HOSTILE_ID, "type": "function",
+        "function": {"name": "run_python", "arguments": _json.dumps({"code": "y = 7"})}}
+calling = sse(
+    {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+)
+done = sse(
+    {"choices": [{"index": 0, "delta": {"content": "Set."}}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+)
+ids_server.queue(stream_bytes(calling), stream_bytes(done))
+passing = Model(id="local-gguf", api="openai-completions", provider="llamacpp",
+                base_url=ids_server.url + "/v1")
+"""
+
+
+def test_a_servers_tool_call_id_never_becomes_code(ui_kernel: Kernel, tmp_path: Path) -> None:
+    """Item 1: openai-completions passes a server's ids through; the cell does not."""
+    target = tmp_path / "pwned-by-server.txt"
+    hostile = f"call_1\nopen({str(target)!r},'w').write('x')\n#"
+    ui_kernel.ok("%agent reset")
+    ui_kernel.ok(f"HOSTILE_ID = {hostile!r}\n" + SERVER)
+    try:
+        content = _execute(
+            ui_kernel, "%%agent --model passing --new --tools notebook --approve none\nSet y."
+        )
+        bodies = json.loads(
+            ui_kernel.ok("print(json.dumps([r.json() for r in ids_server.requests]))").stdout
+        )
+    finally:
+        ui_kernel.ok("await ids_server.stop()")
+    text = _offered_text(content)
+    assert text == f"{CELL_HEADER}\n\n# run_python (call 1)\ny = 7\n"
+    ui_kernel.ok(text)
+    assert not target.exists()
+    # What was sent back: the server's own id, in the call and in its result.
+    second = bodies[1]["messages"]
+    assert [c["id"] for m in second for c in m.get("tool_calls") or []] == [hostile]
+    assert [m["tool_call_id"] for m in second if m["role"] == "tool"] == [hostile]
