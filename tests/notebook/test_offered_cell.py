@@ -262,7 +262,9 @@ def test_a_servers_tool_call_id_never_becomes_code(ui_kernel: Kernel, tmp_path: 
             ui_kernel, "%%agent --model passing --new --tools notebook --approve none\nSet y."
         )
         bodies = json.loads(
-            ui_kernel.ok("print(json.dumps([r.json() for r in ids_server.requests]))").stdout
+            ui_kernel.ok(
+                "import json\nprint(json.dumps([r.json() for r in ids_server.requests]))"
+            ).stdout
         )
     finally:
         ui_kernel.ok("await ids_server.stop()")

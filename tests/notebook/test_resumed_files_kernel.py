@@ -128,6 +128,9 @@ def test_a_resumed_system_prompt_is_said_shown_in_status_and_sent(
     kernel.ok("%%agent\nAnd now?")
     (sent,) = _received(kernel)
     assert sent["system"] == LONG_PROMPT  # the prompt in force is the one that was shown
+    loaded = kernel.ok(f"%agent load {_file(tmp_path)}").stdout  # load says it the same way
+    assert loaded.startswith("loaded analysis.default.jsonl: ")
+    assert f'system prompt "{flat[:80]}…" ({len(LONG_PROMPT)} characters)' in loaded
 
 
 def test_a_thinking_level_outside_pis_levels_is_not_set(start: Start, tmp_path: Path) -> None:
