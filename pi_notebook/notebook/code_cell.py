@@ -6,6 +6,9 @@ tool that writes the namespace did: the code of ``run_python``, an assignment fo
 that writes, a failed call that wrote before it failed). :class:`RunCode` turns that into the
 cell text, redacted (``pi_notebook.ai.redact``: the text goes to the front end and into the
 saved notebook) and leaves out what ``%agent undo`` took back (:meth:`RunCode.after_undo`).
+The cell is the code that ran plus comments that cannot run: a comment names the tool and the
+call's number in the run, never the provider's call id, and echoes model text only as one
+printable line (:mod:`.offered_cell`).
 
 :func:`offer` hands the text to the front end with IPython's ``set_next_input`` payload
 (``replace=False``: a new cell below), which ipykernel sends in the cell's ``execute_reply``,
