@@ -1,21 +1,19 @@
-"""What a conversation keeps between ``%%agent`` cells besides its Agent's own state.
+"""The words of a conversation's settings: the approval policies and how they read.
 
-A conversation is an :class:`~pi_notebook.agent.Agent` (the default one, or one named with
-``--agent NAME``). Its tools live on the Agent (``agent.state.tools``); its approval policy
-(``--approve writes|all|none``) lives here, one per Agent, weakly keyed so a dropped Agent takes
-its policy along. Both stay for every later cell (also through ``--new``, which copies them,
-and ``%agent reset``, which clears only the messages) until a cell changes them, so a policy
-can never lapse while the tools it guards are still there.
+A conversation (:class:`~.conversation.Conversation`) keeps its tools on its Agent
+(``agent.state.tools``) and its approval policy (``--approve writes|all|none``) as its own
+attribute. Both stay for every later cell (also through ``--new``, which copies them, and
+``%agent reset``, which clears only the messages) until a cell changes them, so a policy can
+never lapse while the tools it guards are still there.
 
 This module must never run a tool, ask for an approval or touch the notebook namespace.
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import Literal, TypeAlias
 
-from ..agent import Agent, AgentTool
+from ..agent import AgentTool
 from ..tools import tool_mark
 
 ApprovalPolicy: TypeAlias = Literal["none", "writes", "all"]
@@ -27,13 +25,6 @@ POLICY_TEXT: dict[str, str] = {
     "all": "all (asks before every tool call)",
 }
 
-_policies: weakref.WeakKeyDictionary[Agent, ApprovalPolicy] = weakref.WeakKeyDictionary()
-
-
-def approval_policy(agent: Agent) -> ApprovalPolicy:
-    """The conversation's approval policy (``"none"`` until a cell set one)."""
-    return _policies.get(agent, "none")
-
 
 def as_policy(text: str) -> ApprovalPolicy:
     """``--approve``'s value as a policy; ValueError for anything else."""
@@ -41,19 +32,6 @@ def as_policy(text: str) -> ApprovalPolicy:
         if text == policy:
             return policy
     raise ValueError(f"approval policy must be one of {', '.join(POLICIES)}, got {text!r}")
-
-
-def set_approval_policy(agent: Agent, policy: ApprovalPolicy) -> None:
-    if policy == "none":
-        _policies.pop(agent, None)
-    else:
-        _policies[agent] = policy
-
-
-def copy_settings(old: Agent, new: Agent) -> None:
-    """``--new``: the fresh conversation keeps the old one's tools and approval policy."""
-    new.state.tools = old.state.tools
-    set_approval_policy(new, approval_policy(old))
 
 
 def tools_text(tools: list[AgentTool]) -> str:
@@ -65,9 +43,6 @@ __all__ = [
     "POLICIES",
     "POLICY_TEXT",
     "ApprovalPolicy",
-    "approval_policy",
     "as_policy",
-    "copy_settings",
-    "set_approval_policy",
     "tools_text",
 ]

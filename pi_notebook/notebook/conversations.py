@@ -7,7 +7,8 @@ the namespace (VS Code); without one nothing is saved automatically (``%agent sa
 works). ``PI_NOTEBOOK_SESSIONS=off`` (or ``pi_notebook.notebook.settings.sessions = False``)
 turns saving off.
 
-When: :meth:`Conversations.track` subscribes a listener to each agent a ``%%agent`` cell uses;
+When: :meth:`Conversations.track` subscribes a :class:`Saver` (which the conversation keeps) to
+each agent a ``%%agent`` cell uses;
 after every ``agent_end`` the whole conversation is written (:mod:`.transcript_file`: atomic,
 one message per line, keys never in it, texts redacted). A file this kernel neither wrote nor
 resumed (one saved before a restart) is never written over: on the first save it is renamed
@@ -40,9 +41,9 @@ from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agent import Agent, format_usd
+from ..agent import Agent, AgentEndEvent, AgentEvent, format_usd
 from ..ai import FauxProvider, Model, redact
 from ..settings import NOTEBOOK_PATH
 from .config import settings
@@ -50,7 +51,6 @@ from .file_guard import FileGuard, stamp_of
 from .history_repair import close_unanswered_calls, drop_unanswering_results
 from .models import ModelError, model_from_name
 from .resume_checks import prompt_preview, thinking_level, uncounted_cost
-from .session import NotebookSession
 from .transcript_file import (
     FileHeader,
     LineCache,
@@ -62,6 +62,10 @@ from .transcript_file import (
     read_header,
     write,
 )
+
+if TYPE_CHECKING:
+    from .conversation import Conversation
+    from .session import NotebookSession
 
 DEFAULT = "default"
 FOLDER = ".pi_notebook"
@@ -180,7 +184,11 @@ def _restore_model(
 
 
 @dataclass
-class _Tracked:
+class Saver:
+    """Writes one conversation's file after each of its runs; the
+    :class:`~.conversation.Conversation` keeps it (``conversation.saver``)."""
+
+    key: str
     agent: weakref.ref[Agent]
     unsubscribe: Callable[[], None]
     namespace: MutableMapping[str, Any]
@@ -192,7 +200,8 @@ class Conversations:
     """The kernel's saved conversations: which agent saves where, and what it may overwrite."""
 
     def __init__(self) -> None:
-        self._tracked: dict[str, _Tracked] = {}
+        self._savers: dict[str, Saver] = {}
+        """The saver writing each conversation name's file (one agent per name)."""
         self._owned: set[Path] = set()
         """Files this kernel wrote or resumed: its own to overwrite."""
         self._stopped: set[Path] = set()
@@ -204,27 +213,27 @@ class Conversations:
 
     def track(
         self, key: str, agent: Agent, namespace: MutableMapping[str, Any], report: Report
-    ) -> None:
-        """Save ``agent`` as conversation ``key`` after each of its runs (idempotent)."""
-        tracked = self._tracked.get(key)
+    ) -> Saver:
+        """Save ``agent`` as conversation ``key`` after each of its runs (idempotent); the
+        :class:`Saver` doing it."""
+        tracked = self._savers.get(key)
         if tracked is not None:
             if tracked.agent() is agent:
                 tracked.namespace, tracked.report = namespace, report
-                return
+                return tracked
             tracked.unsubscribe()  # ``--new``: the name now belongs to another agent
 
-        def on_event(event: Any) -> None:
-            if event.type == "agent_end":
-                self.save(key)
+        def on_event(event: AgentEvent) -> None:
+            match event:
+                case AgentEndEvent():
+                    self.save(key)
+                case _:
+                    pass
 
         unsubscribe = agent.subscribe(on_event)
-        self._tracked[key] = _Tracked(weakref.ref(agent), unsubscribe, namespace, report)
-
-    def key_of_agent(self, agent: Agent) -> str | None:
-        for key, tracked in self._tracked.items():
-            if tracked.agent() is agent:
-                return key
-        return None
+        saver = Saver(key, weakref.ref(agent), unsubscribe, namespace, report)
+        self._savers[key] = saver
+        return saver
 
     def path_of(self, key: str, namespace: Mapping[str, Any]) -> Path | None:
         """Where ``key`` is saved automatically; ``None`` without a notebook path."""
@@ -233,7 +242,7 @@ class Conversations:
 
     def save(self, key: str) -> Path | None:
         """Write conversation ``key`` to its file now (the ``agent_end`` listener calls it)."""
-        tracked = self._tracked.get(key)
+        tracked = self._savers.get(key)
         agent = tracked.agent() if tracked is not None else None
         if tracked is None or agent is None or not settings.sessions_on():
             return None
@@ -354,16 +363,18 @@ class Conversations:
 
     def restore(
         self,
-        agent: Agent,
+        conversation: Conversation,
         loaded: Loaded,
         session: NotebookSession,
         namespace: Mapping[str, Any],
         *,
         count_cost: bool = False,
     ) -> str:
-        """Put ``loaded`` into ``agent``; what was restored, as one line's tail (see
-        :mod:`.resume_checks` for what is checked). Unless ``count_cost``, the budget does not
-        count what the loaded messages cost (``Agent.budget_baseline``)."""
+        """Put ``loaded`` into the conversation's Agent; what was restored, as one line's tail
+        (see :mod:`.resume_checks` for what is checked). Unless ``count_cost``, the
+        conversation's budget does not count what the loaded messages cost
+        (``Conversation.budget_baseline``)."""
+        agent = conversation.agent
         messages, dropped = drop_unanswering_results(loaded.messages)
         messages, repairs = close_unanswered_calls(messages)
         agent.state.messages = messages
@@ -390,10 +401,10 @@ class Conversations:
             notes.append(
                 f"{repairs} tool call{'' if repairs == 1 else 's'} left without a result closed"
             )
-        agent.budget_baseline = uncounted_cost(agent.spent, count_cost)
-        if agent.budget_baseline > 0:
+        conversation.budget_baseline = uncounted_cost(agent.spent, count_cost)
+        if conversation.budget_baseline > 0:
             notes.append(
-                f"its recorded cost ({format_usd(agent.budget_baseline)}) is not counted "
+                f"its recorded cost ({format_usd(conversation.budget_baseline)}) is not counted "
                 "against a budget (--count-cost counts it)"
             )
         return ", ".join(notes)
@@ -401,14 +412,14 @@ class Conversations:
     def resume(
         self,
         key: str,
-        agent: Agent,
+        conversation: Conversation,
         session: NotebookSession,
         namespace: MutableMapping[str, Any],
         report: Report,
         *,
         count_cost: bool = False,
     ) -> str:
-        """``%agent resume [NAME]``: load conversation ``key``'s file into ``agent``."""
+        """``%agent resume [NAME]``: load conversation ``key``'s file into ``conversation``."""
         notebook = notebook_path(namespace)
         if notebook is None:
             raise ConversationError(
@@ -425,12 +436,12 @@ class Conversations:
             loaded = read(path)
         except TranscriptFileError as exc:
             raise ConversationError(f"%agent resume: {exc}") from None
-        text = self.restore(agent, loaded, session, namespace, count_cost=count_cost)
+        text = self.restore(conversation, loaded, session, namespace, count_cost=count_cost)
         self._owned.add(path)  # it continues here: the next save overwrites it
         self._guard.remember(path, stamp)
         self._guard.forget_diversion(path)
         self._stopped.discard(path)
-        self.track(key, agent, namespace, report)
+        self.track(key, conversation.agent, namespace, report)
         return (
             f"resumed {key}: {text} "
             "(tools and approvals are not saved: set them with --tools / --approve)"
@@ -439,20 +450,21 @@ class Conversations:
     def load(
         self,
         path: Path,
-        agent: Agent,
+        conversation: Conversation,
         session: NotebookSession,
         namespace: MutableMapping[str, Any],
+        key: str | None = None,
         *,
         count_cost: bool = False,
     ) -> str:
-        """``%agent load PATH``: any conversation file (ours, or a Pi transcript)."""
+        """``%agent load PATH``: any conversation file (ours, or a Pi transcript) into
+        ``conversation``; ``key`` is the name the conversation saves under, if it saves."""
         stamp = stamp_of(path)
         try:
             loaded = read(path)
         except TranscriptFileError as exc:
             raise ConversationError(f"%agent load: {exc}") from None
-        text = self.restore(agent, loaded, session, namespace, count_cost=count_cost)
-        key = self.key_of_agent(agent)
+        text = self.restore(conversation, loaded, session, namespace, count_cost=count_cost)
         own = self.path_of(key, namespace) if key is not None else None
         if own is not None and own.resolve() == path.resolve():
             self._owned.add(own)  # the conversation's own file, loaded by path: as a resume
@@ -474,6 +486,7 @@ __all__ = [
     "KERNEL_ID",
     "ConversationError",
     "Conversations",
+    "Saver",
     "file_for",
     "get_conversations",
     "key_of",

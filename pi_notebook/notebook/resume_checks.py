@@ -8,8 +8,8 @@ version or another person, and its header sets things the user does not see in a
 - the thinking level: :func:`thinking_level` takes one of Pi's levels only (anything else is
   left out, with a note, and the conversation keeps the level it has);
 - the cost: a loaded transcript's replies have cost what they cost; :func:`uncounted_cost`
-  says what the conversation's budget then leaves out (``Agent.budget_baseline``), unless the
-  user asked to count it (:data:`COUNT_COST`).
+  says what the conversation's budget then leaves out (``Conversation.budget_baseline``),
+  unless the user asked to count it (:data:`COUNT_COST`).
 
 This module never prints and never changes an agent; :mod:`.conversations` applies it.
 """

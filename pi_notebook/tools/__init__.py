@@ -39,7 +39,7 @@ from .approval import (
     writes_namespace,
 )
 from .function_tool import is_function_tool, refresh_tools, tool
-from .journal import UndoReport
+from .journal import UndoJournal, UndoReport
 from .mcp import McpServerError, close_mcp_servers, mcp_tools, mcp_tools_async
 from .mcp import close_soon as close_mcp_servers_soon
 from .mcp import status_lines as mcp_status_lines
@@ -96,6 +96,7 @@ __all__ = [
     "McpServerError",
     "ToolError",
     "ToolNameClash",
+    "UndoJournal",
     "UndoReport",
     "Workspace",
     "approval_hook",

@@ -204,6 +204,46 @@ def test_the_files_cost_does_not_count_against_a_new_budget_unless_asked(
     assert len(_received(kernel)) == 1
 
 
+def test_a_run_on_a_resumed_conversation_stops_at_the_budget_in_the_budgets_figures(
+    start: Start, tmp_path: Path
+) -> None:
+    """The file's $1.00 is left out of the budget during the run too: the run stops where the
+    counted cost reaches the budget, and every note gives the counted figures."""
+    _write(_file(tmp_path), _turn("Hi.", "Expensive hello.", cost=1.0), model="faux/priced")
+    kernel = start()
+    kernel.ok("%load_ext pi_notebook")
+    kernel.ok(
+        "from pi_notebook.agent import AgentTool, AgentToolResult\n"
+        "from pi_notebook.ai import TextContent, faux_assistant_message, faux_tool_call\n"
+        "from pi_notebook.ai import register_faux_provider\n"
+        "T = AgentTool(name='t', parameters={'type': 'object'}, execute=lambda i, p, s, u: "
+        "AgentToolResult(content=[TextContent(text='ok')]))\n"
+        "calls = [faux_assistant_message([faux_tool_call('t', {}, id=f'c{i}')], "
+        "stop_reason='toolUse') for i in range(3)]\n"
+        "priced = register_faux_provider(token_size=(1, 1), models=[{'id': 'priced', "
+        "'cost': {'input': 0, 'output': 100000}}])\n"
+        "priced.set_responses(calls + [faux_assistant_message('done')])"
+    )
+    line = kernel.ok("%agent resume").stdout
+    assert "faux/priced" in line and "its recorded cost ($1.00) is not counted" in line
+    kernel.ok("%agent budget 0.15")
+    ran = kernel.ok("%%agent --plain --tools T\nGo")
+    assert ran.stdout.endswith("\n[conversation budget of $0.15 reached: $0.20 spent]\n")
+    assert kernel.ok("print(priced.call_count)").stdout == "2\n"
+    status = kernel.ok("%agent status").stdout
+    assert "stopped by the conversation budget of $0.15 reached: $0.20 spent" in status
+    assert "the budget counts $0.20 (plus $1.00 from the loaded file, not counted)" in status
+    refused = kernel.run("%%agent --plain --tools T\nMore")
+    assert refused.error is not None and refused.error["ename"] == "UsageError"
+    assert refused.error["evalue"] == (
+        "%%agent: conversation budget of $0.15 reached: $0.20 spent; "
+        "raise it with %agent budget USD or clear it with %agent budget off"
+    )
+    # %agent reset: a new conversation, nothing left out any more.
+    kernel.ok("%agent reset")
+    assert kernel.ok("%agent budget").stdout == "conversation budget: $0.15, spent: $0.00\n"
+
+
 # -- item 8: two kernels on one notebook ---------------------------------------------------------
 
 
