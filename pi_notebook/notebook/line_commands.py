@@ -35,6 +35,7 @@ from .limits import output_limit
 from .models import ModelError, model_from_name
 from .options import AgentOptions, format_help, line_commands_text, positive_usd
 from .render import render_transcript
+from .resume_checks import COUNT_COST, prompt_preview
 from .run_mode import run_mode
 from .running import (
     expanded,
@@ -165,6 +166,7 @@ def _reset(call: Call) -> None:
     if agent.is_running:
         raise UsageError("%agent reset: a run is active; %agent abort first")
     agent.reset()
+    conversation.budget_baseline = 0.0
     call.session.last_run = None
     conversation.last_requests = []
     conversation.last_run = None
@@ -224,7 +226,8 @@ def _budget(call: Call) -> None:
         except ArgumentTypeError as exc:
             raise UsageError(f"%agent budget: {exc}, or 'off'") from None
     budget = "off" if conversation.budget is None else format_usd(conversation.budget)
-    print(f"conversation budget: {budget}, spent: {format_usd(conversation.agent.spent)}")
+    spent = format_usd(conversation.budget_spent)
+    print(f"conversation budget: {budget}, spent: {spent}{conversation.uncounted()}")
 
 
 def _compact(call: Call) -> None:
@@ -288,6 +291,9 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
         context.append(line)
     if conversation.budget is not None:
         cost += f" spent / {format_usd(conversation.budget)} budget"
+        if conversation.budget_baseline > 0:
+            counted = format_usd(conversation.budget_spent)
+            cost += f"; the budget counts {counted}{conversation.uncounted()}"
     last_run = conversation.last_run
     # Only a run that had limits, or did not end by itself, gets a line of its own.
     last = [last_run.text()] if last_run is not None and last_run.noteworthy else []
@@ -296,6 +302,7 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
             f"model: {model.provider}/{model.id} (from {conversation.source})",
             f"running: {'yes' if agent.is_running else 'no'}",
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
+            f"system prompt: {prompt_preview(agent.state.system_prompt)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
             cost,
             *last,
@@ -341,10 +348,12 @@ def _conversation_command(call: Call) -> None:
         args = shlex.split(call.rest)
     except ValueError as exc:
         raise UsageError(f"%agent {command}: {exc}") from None
+    count_cost = COUNT_COST in args and command != "save"
+    args = [arg for arg in args if not (count_cost and arg == COUNT_COST)]
     try:
         if command == "resume":
             if len(args) > 1 or (args and not args[0].isidentifier()):
-                raise UsageError("%agent resume: usage: %agent resume [NAME]")
+                raise UsageError(f"%agent resume: usage: %agent resume [NAME] [{COUNT_COST}]")
             name = args[0] if args and args[0] != "default" else None
             if name is None:
                 conversation = session.default_conversation(namespace)
@@ -355,13 +364,18 @@ def _conversation_command(call: Call) -> None:
             agent = conversation.agent
             if agent.is_running:
                 raise UsageError("%agent resume: a run is active; %agent abort first")
-            print(conversations.resume(key_of(name), agent, session, namespace, _note))
+            print(
+                conversations.resume(
+                    key_of(name), conversation, session, namespace, _note, count_cost=count_cost
+                )
+            )
             conversation.saver = conversations.track(conversation.key, agent, namespace, _note)
             session.conversation = conversation
             session.last_cell = conversation
             return
         if len(args) != 1:
-            raise UsageError(f"%agent {command}: usage: %agent {command} PATH")
+            flag = f" [{COUNT_COST}]" if command == "load" else ""
+            raise UsageError(f"%agent {command}: usage: %agent {command} PATH{flag}")
         path = Path(args[0]).expanduser()
         conversation = call.target()
         agent = conversation.agent
@@ -373,7 +387,9 @@ def _conversation_command(call: Call) -> None:
         if agent.is_running:
             raise UsageError("%agent load: a run is active; %agent abort first")
         saves = conversation.key if conversation.saver is not None else None
-        print(conversations.load(path, agent, session, namespace, saves))
+        print(
+            conversations.load(path, conversation, session, namespace, saves, count_cost=count_cost)
+        )
     except (ConversationError, ModelError) as exc:
         raise UsageError(str(exc)) from None
 
