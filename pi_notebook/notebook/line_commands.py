@@ -426,9 +426,9 @@ COMMANDS: dict[str, Command] = {
     "context": Command(_context, "[TURN] [--json]"),
     "replay": Command(_replay, "PATH [--step [lifecycle|all|tools]] [--plain]"),
     "code": Command(_code, "[--cell]"),
-    "resume": Command(_conversation_command, "[NAME]"),
+    "resume": Command(_conversation_command, "[NAME] [--count-cost]"),
     "save": Command(_conversation_command, "PATH"),
-    "load": Command(_conversation_command, "PATH"),
+    "load": Command(_conversation_command, "PATH [--count-cost]"),
     "help": Command(_help),
 }
 """Every line command, in the order ``%agent`` and its help list them."""

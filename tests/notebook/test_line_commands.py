@@ -25,5 +25,6 @@ def test_the_paragraph_reads_as_before() -> None:
         "               events | model NAME | last | undo | budget [USD|off] | compact |\n"
         "               context [TURN] [--json] | replay PATH [--step [lifecycle|all|tools]] "
         "[--plain] |\n"
-        "               code [--cell] | resume [NAME] | save PATH | load PATH | help\n"
+        "               code [--cell] | resume [NAME] [--count-cost] | save PATH |\n"
+        "               load PATH [--count-cost] | help\n"
     )

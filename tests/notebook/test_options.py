@@ -78,7 +78,8 @@ def test_the_line_commands_in_the_help_are_today_s_list_by_default() -> None:
         "               events | model NAME | last | undo | budget [USD|off] | compact |\n"
         "               context [TURN] [--json] | replay PATH [--step [lifecycle|all|tools]] "
         "[--plain] |\n"
-        "               code [--cell] | resume [NAME] | save PATH | load PATH | help\n"
+        "               code [--cell] | resume [NAME] [--count-cost] | save PATH |\n"
+        "               load PATH [--count-cost] | help\n"
         "tools and the approval policy"
     )
     assert len(LINE_COMMAND_USAGES) == 19
