@@ -25,6 +25,7 @@ from typing import Any
 
 from ..agent import ModelRequest, RequestPurpose
 from ..ai import AbortSignal, StreamOptions, redact, redact_data
+from ..ai import message_text as ai_message_text
 
 #: Characters of one message shown in the panel's list (the raw JSON has all of it).
 PREVIEW_CHARS = 300
@@ -157,27 +158,10 @@ def turn_count(requests: list[SentRequest]) -> int:
 # -- reading messages --------------------------------------------------------------------------
 
 
-def _blocks_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content or []:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "thinking":
-            parts.append(f"(thinking) {block.thinking}")
-        elif kind == "toolCall":
-            args = json.dumps(block.arguments, ensure_ascii=False, default=str)
-            parts.append(f"→ {block.name}({args})")
-        elif kind == "image":
-            parts.append(f"[image {block.mime_type}]")
-    return "\n".join(parts)
-
-
 def message_text(message: Any) -> str:
-    """A message's content as one readable text (tool calls as ``→ name(args)``)."""
-    return _blocks_text(getattr(message, "content", ""))
+    """A message's content as one readable text (thinking marked, tool calls as
+    ``→ name(args)``): :func:`pi_notebook.ai.message_text` with what a request view shows."""
+    return ai_message_text(message, thinking=True, tool_calls=True)
 
 
 def message_label(message: Any) -> str:

@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from ..agent import AgentBusyError, format_usd
-from ..ai import AssistantMessage, redact
+from ..ai import AssistantMessage, message_text, redact
 from ..settings import status_lines
 from ..tools import close_mcp_servers_soon, mcp_status_lines
 from ..tools import undo as undo_tools
@@ -35,6 +35,7 @@ from .limits import output_limit
 from .models import ModelError, model_from_name
 from .options import AgentOptions, format_help, line_commands_text, positive_usd
 from .render import render_transcript
+from .resume_checks import COUNT_COST, prompt_preview
 from .run_mode import run_mode
 from .running import (
     expanded,
@@ -176,6 +177,7 @@ def _reset(call: Call) -> None:
     if agent.is_running:
         raise UsageError("%agent reset: a run is active; %agent abort first")
     agent.reset()
+    conversation.budget_baseline = 0.0
     call.session.last_run = None
     conversation.last_requests = []
     conversation.last_run = None
@@ -235,7 +237,8 @@ def _budget(call: Call) -> None:
         except ArgumentTypeError as exc:
             raise UsageError(f"%agent budget: {exc}, or 'off'") from None
     budget = "off" if conversation.budget is None else format_usd(conversation.budget)
-    print(f"conversation budget: {budget}, spent: {format_usd(conversation.agent.spent)}")
+    spent = format_usd(conversation.budget_spent)
+    print(f"conversation budget: {budget}, spent: {spent}{conversation.uncounted()}")
 
 
 def _compact(call: Call) -> None:
@@ -299,6 +302,9 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
         context.append(line)
     if conversation.budget is not None:
         cost += f" spent / {format_usd(conversation.budget)} budget"
+        if conversation.budget_baseline > 0:
+            counted = format_usd(conversation.budget_spent)
+            cost += f"; the budget counts {counted}{conversation.uncounted()}"
     last_run = conversation.last_run
     # Only a run that had limits, or did not end by itself, gets a line of its own.
     last = [last_run.text()] if last_run is not None and last_run.noteworthy else []
@@ -307,6 +313,7 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
             f"model: {model.provider}/{model.id} (from {conversation.source})",
             f"running: {'yes' if agent.is_running else 'no'}",
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
+            f"system prompt: {prompt_preview(agent.state.system_prompt)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
             cost,
             *last,
@@ -338,11 +345,7 @@ def _queued_lines(conversation: Conversation) -> list[str]:
 
 
 def _one_line(message: Any, limit: int = 80) -> str:
-    content = getattr(message, "content", "")
-    if not isinstance(content, str):
-        content = " ".join(getattr(b, "text", "") for b in content if b.type == "text")
-    text = " ".join(content.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return message_text(message, images=False, separator=" ", one_line=True, limit=limit)
 
 
 # -- saved conversations -------------------------------------------------------------------------
@@ -356,10 +359,12 @@ def _conversation_command(call: Call) -> None:
         args = shlex.split(call.rest)
     except ValueError as exc:
         raise UsageError(f"%agent {command}: {exc}") from None
+    count_cost = COUNT_COST in args and command != "save"
+    args = [arg for arg in args if not (count_cost and arg == COUNT_COST)]
     try:
         if command == "resume":
             if len(args) > 1 or (args and not args[0].isidentifier()):
-                raise UsageError("%agent resume: usage: %agent resume [NAME]")
+                raise UsageError(f"%agent resume: usage: %agent resume [NAME] [{COUNT_COST}]")
             name = args[0] if args and args[0] != "default" else None
             if name is None:
                 conversation = session.default_conversation(namespace)
@@ -370,13 +375,18 @@ def _conversation_command(call: Call) -> None:
             agent = conversation.agent
             if agent.is_running:
                 raise UsageError("%agent resume: a run is active; %agent abort first")
-            print(conversations.resume(key_of(name), agent, session, namespace, _note))
+            print(
+                conversations.resume(
+                    key_of(name), conversation, session, namespace, _note, count_cost=count_cost
+                )
+            )
             conversation.saver = conversations.track(conversation.key, agent, namespace, _note)
             session.conversation = conversation
             session.last_cell = conversation
             return
         if len(args) != 1:
-            raise UsageError(f"%agent {command}: usage: %agent {command} PATH")
+            flag = f" [{COUNT_COST}]" if command == "load" else ""
+            raise UsageError(f"%agent {command}: usage: %agent {command} PATH{flag}")
         path = Path(args[0]).expanduser()
         conversation = call.target()
         agent = conversation.agent
@@ -388,7 +398,9 @@ def _conversation_command(call: Call) -> None:
         if agent.is_running:
             raise UsageError("%agent load: a run is active; %agent abort first")
         saves = conversation.key if conversation.saver is not None else None
-        print(conversations.load(path, agent, session, namespace, saves))
+        print(
+            conversations.load(path, conversation, session, namespace, saves, count_cost=count_cost)
+        )
     except (ConversationError, ModelError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -426,9 +438,9 @@ COMMANDS: dict[str, Command] = {
     "timeline": Command(_timeline),
     "replay": Command(_replay, "PATH [--step [lifecycle|all|tools]] [--plain]"),
     "code": Command(_code, "[--cell]"),
-    "resume": Command(_conversation_command, "[NAME]"),
+    "resume": Command(_conversation_command, "[NAME] [--count-cost]"),
     "save": Command(_conversation_command, "PATH"),
-    "load": Command(_conversation_command, "PATH"),
+    "load": Command(_conversation_command, "PATH [--count-cost]"),
     "help": Command(_help),
 }
 """Every line command, in the order ``%agent`` and its help list them."""

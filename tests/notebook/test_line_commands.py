@@ -25,5 +25,6 @@ def test_the_paragraph_reads_as_before() -> None:
         "               events | model NAME | last | undo | budget [USD|off] | compact |\n"
         "               context [TURN] [--json] | timeline |\n"
         "               replay PATH [--step [lifecycle|all|tools]] [--plain] | code [--cell] |\n"
-        "               resume [NAME] | save PATH | load PATH | help\n"
+        "               resume [NAME] [--count-cost] | save PATH | load PATH [--count-cost] | "
+        "help\n"
     )

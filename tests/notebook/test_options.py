@@ -78,7 +78,8 @@ def test_the_line_commands_in_the_help_are_today_s_list_by_default() -> None:
         "               events | model NAME | last | undo | budget [USD|off] | compact |\n"
         "               context [TURN] [--json] | timeline |\n"
         "               replay PATH [--step [lifecycle|all|tools]] [--plain] | code [--cell] |\n"
-        "               resume [NAME] | save PATH | load PATH | help\n"
+        "               resume [NAME] [--count-cost] | save PATH | load PATH [--count-cost] | "
+        "help\n"
         "tools and the approval policy"
     )
     assert len(LINE_COMMAND_USAGES) == 20
