@@ -69,6 +69,7 @@ from .lifecycle import Lifecycle
 from .ops import Op, OpBuffer, OpSink, copy_value
 from .reply import StreamingReply, assistant_entry
 from .status_line import RunClock, StatusLine
+from .step_bar import StepBar
 from .streaming_text import OpenText
 from .timeline import RunTimeline
 from .tool_cards import ToolCards
@@ -103,6 +104,8 @@ class PanelState:
         self.cards = ToolCards(self.data["tools"], self.sink, self.clock)
         self.log = EventLog(self.clock)
         self.timeline = RunTimeline(self.data["timeline"], self.sink, self.clock)
+        self.step = StepBar(self.data, self.sink, self.clock, self.status, self.timeline)
+        """Holds and the context box (set by the widget)."""
         self._reply: StreamingReply | None = None
         """The assistant message being streamed."""
         self._dirty: list[OpenText] = []
@@ -410,52 +413,6 @@ class PanelState:
             self.data["queue"] = queue
             self.sink.set(["queue"], copy_value(queue))
             self.timeline.queue(queue)
-
-    def set_held(self, point: str | None, words: tuple[str, str] | None = None) -> None:
-        """A step-mode hold starts at ``point`` (with what is held and what comes next in
-        words) or ends (``None``); the time held is kept apart from the nodes' durations."""
-        self.clock.hold(point is not None)
-        what, following = words if words is not None else (None, None)
-        step = self.data["step"]
-        self.timeline.hold(what or point)
-        if point is None:
-            self.status.set("held_ms", round(self.clock.held(), 1))
-        self.status.set("held", what or point)
-        # Any op may cut a frame, so a new hold is published last (after its count and words)
-        # and a release first: a frame never shows a hold with another hold's count or words.
-        if point is None:
-            step["held"] = None
-            self.sink.set(["step", "held"], None)
-        else:
-            step["count"] += 1
-            self.sink.set(["step", "count"], step["count"])
-        step["what"], step["next"] = what, following
-        self.sink.set(["step", "what"], what)
-        self.sink.set(["step", "next"], following)
-        if point is not None:
-            step["held"] = point
-            self.sink.set(["step", "held"], point)
-
-    def set_step_enabled(self, enabled: bool) -> None:
-        self.data["step"]["enabled"] = enabled
-        self.sink.set(["step", "enabled"], enabled)
-
-    def set_context(self, context: dict[str, Any] | None) -> None:
-        """What the model is (about to be) sent: the latest request's readable view."""
-        self.data["context"] = context
-        self.sink.set(["context"], copy_value(context))
-
-    def set_context_held(self, held: bool) -> None:
-        context = self.data["context"]
-        if context is not None and context["held"] != held:
-            context["held"] = held
-            self.sink.set(["context", "held"], held)
-
-    def set_context_json(self, text: str) -> None:
-        context = self.data["context"]
-        if context is not None:
-            context["json"] = text
-            self.sink.set(["context", "json"], text)
 
     def set_note(self, note: str | None) -> None:
         self.status.set("note", note)

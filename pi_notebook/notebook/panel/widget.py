@@ -39,13 +39,14 @@ from ...agent import (
     TurnEndEvent,
 )
 from ...ai import AbortSignal, AssistantMessage, message_text
-from ...tools import ApprovalTimeout, approval_timeout, format_seconds, tool_marks
+from ...tools import tool_marks
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
 from ..estimate import estimate_context_tokens, estimate_request_tokens
 from ..render import render_transcript
 from ..stepping import DEFAULT_GRANULARITY, MODEL_REQUEST, StepNarrator, hold_points
+from .approvals import Approvals
 from .assets import frontend
-from .contract import ApprovalCard, QueueItem
+from .contract import QueueItem
 from .entries import compaction_note
 from .handover import FINAL_DRAFT_WAIT, Handover
 from .ops import OpBuffer
@@ -101,7 +102,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._request: SentRequest | None = None
         self._state_interval = state_interval
         self._last_sync = time.monotonic()
-        self._approvals: dict[str, tuple[ApprovalCard, asyncio.Future[bool]]] = {}
+        self._approvals = Approvals(self._state, self.transport.flush)
         self._messages: list[Any] = []
         self._markers: dict[int, list[str]] = {}
         """Compaction markers by the index of the message they come before."""
@@ -281,7 +282,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._state.set_context_estimate(sent)
         aborted = signal is not None and signal.aborted
         hold = self._step.should_hold(MODEL_REQUEST) and not aborted
-        self._state.set_context(context_summary(request, held=hold))
+        self._state.step.set_context(context_summary(request, held=hold))
         if not hold:
             self._state.request_sent(not aborted)
             self.transport.flush()
@@ -295,7 +296,7 @@ class AgentPanel(anywidget.AnyWidget):
                 MODEL_REQUEST, signal, lambda: self._words(MODEL_REQUEST, None, request)
             )
         finally:
-            self._state.set_context_held(False)
+            self._state.step.set_context_held(False)
             self._state.request_sent(not (signal is not None and signal.aborted))
             self.transport.flush()
 
@@ -314,9 +315,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._step.run_to_end()
         self.transport.close()
         self.detach()
-        for _, future in self._approvals.values():
-            if not future.done():
-                future.set_result(False)
+        self._approvals.deny_all()
         self.finished = True
         self._plain = render_transcript(self._messages, self._markers) or repr(self)
         self._messages = []
@@ -425,9 +424,9 @@ class AgentPanel(anywidget.AnyWidget):
         elif kind == "run_to_end":
             self._step.run_to_end()
         elif kind == "approval":
-            self._resolve_approval(str(content.get("tool_call_id", "")), content.get("approved"))
+            self._approvals.answer(str(content.get("tool_call_id", "")), content.get("approved"))
         elif kind == "context_json" and self._request is not None:
-            self._state.set_context_json(context_json(self._request, JSON_CHARS))
+            self._state.step.set_context_json(context_json(self._request, JSON_CHARS))
         self.transport.flush()
 
     def refresh_queue(self) -> None:
@@ -469,64 +468,20 @@ class AgentPanel(anywidget.AnyWidget):
         return self._handover.take_draft()
 
     def _on_hold(self, point: str | None, words: tuple[str, str] | None) -> None:
-        self._state.set_held(point, words)
+        self._state.step.hold(point, words)
         self.transport.flush()
 
     def _no_view(self) -> None:
-        self._state.set_step_enabled(False)
+        self._state.step.enable(False)
         self._state.set_note("step mode off: no view of the panel showed its Next button")
         self.transport.flush()
 
     # -- approvals (used by the tools' approver) -------------------------------------------
 
     async def request_approval(self, request: Any, signal: AbortSignal | None = None) -> bool:
-        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort).
-
-        Unanswered after :func:`~pi_notebook.tools.approval_timeout` seconds (no front end
-        attached, or nobody there), it raises :class:`~pi_notebook.tools.ApprovalTimeout`:
-        the call is refused and the panel says so.
-        """
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[bool] = loop.create_future()
-        card: ApprovalCard = {
-            "tool_call_id": request.tool_call_id,
-            "tool_name": request.tool_name,
-            "summary": request.summary,
-            "args_text": json.dumps(request.args, indent=2, default=str, ensure_ascii=False),
-        }
-        self._approvals[request.tool_call_id] = (card, future)
-        self._state.set_tool_status(request.tool_call_id, "awaiting-approval")
-        self._publish_approvals()
-
-        def deny() -> None:
-            if not future.done():
-                future.set_result(False)
-
-        remove = signal.add_listener(deny) if signal is not None else None
-        timeout = approval_timeout()
-        try:
-            return await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            self._state.set_note(
-                f"no answer to the approval of {request.tool_name} within "
-                f"{format_seconds(timeout)}: the call was refused"
-            )  # (sent with the approvals, below)
-            raise ApprovalTimeout(timeout) from None
-        finally:
-            if remove is not None:
-                remove()
-            self._approvals.pop(request.tool_call_id, None)
-            self._state.approval_answered(request.tool_call_id)
-            self._publish_approvals()
-
-    def _resolve_approval(self, tool_call_id: str, approved: Any) -> None:
-        entry = self._approvals.get(tool_call_id)
-        if entry is not None and not entry[1].done():
-            entry[1].set_result(approved is True)
-
-    def _publish_approvals(self) -> None:
-        self._state.set_approvals([card for card, _ in self._approvals.values()])
-        self.transport.flush()
+        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort;
+        see :class:`~.approvals.Approvals`)."""
+        return await self._approvals.ask(request, signal)
 
 
 def _text(message: Any) -> str:
