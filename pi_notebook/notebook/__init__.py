@@ -29,11 +29,13 @@ def session() -> NotebookSession:
 
 
 def use_model(model: Model | FauxProvider) -> Agent:
-    """Make ``model`` the default conversation's model; returns that agent."""
+    """Make ``model`` the default conversation's model, and the model of every conversation
+    made later without ``--model`` (a new ``--agent NAME`` too); returns the default's agent."""
     resolved = model.get_model() if isinstance(model, FauxProvider) else model
     state = get_session()
     agent = state.default_agent()
     state.set_model(agent, resolved, "use_model()")
+    state.default_model = resolved
     return agent
 
 

@@ -23,6 +23,9 @@ from .conversation import DEFAULT, Conversation, key_of
 from .models import check_api_key, resolve_default_model
 from .run_log import RunLog
 
+USE_MODEL_DEFAULT = "use_model(), the session's default"
+"""Where a conversation's model came from when it took the model ``use_model`` set."""
+
 
 @dataclass
 class NotebookSession:
@@ -34,6 +37,10 @@ class NotebookSession:
     """The conversation of the last ``%%agent`` cell (``%agent undo`` acts on it)."""
     others: list[Conversation] = field(default_factory=list)
     """Conversations of agents given by object rather than by name (kept for their source)."""
+    default_model: Model | None = None
+    """The model ``use_model`` set: a conversation made later without ``--model`` (a fresh
+    ``--agent NAME`` too) takes it, not the default a provider key in the environment would
+    give."""
     last_run: RunLog | None = None
     """What the last ``%%agent`` run left for ``%agent events`` / ``status`` (bounded)."""
     last_reply: str = ""
@@ -105,10 +112,14 @@ class NotebookSession:
         return self.conversation_of(agent).source
 
     def ensure_usable(self, agent: Agent, namespace: Mapping[str, Any] | None = None) -> None:
-        """Give a model-less agent the default model; check the key of the agent's model."""
+        """Give a model-less agent the session's default model (``use_model``'s, else the
+        default resolved from the environment); check the key of the agent's model."""
         if agent.state.model.provider == "unknown":
-            resolved = resolve_default_model(namespace)
-            self.conversation_of(agent).set_model(resolved.model, resolved.source)
+            if self.default_model is not None:
+                self.conversation_of(agent).set_model(self.default_model, USE_MODEL_DEFAULT)
+            else:
+                resolved = resolve_default_model(namespace)
+                self.conversation_of(agent).set_model(resolved.model, resolved.source)
         check_api_key(agent.state.model)
 
     def new_default(self, namespace: Mapping[str, Any] | None = None) -> Conversation:
