@@ -149,6 +149,14 @@ TOOL_RESULT_CHARS = Setting(
     "note; the whole text stays in the result's details); a tool's `max_result_chars` wins.",
     positive_count,
 )
+CONTEXT_CHARS = Setting(
+    "context_chars",
+    "PI_NOTEBOOK_CONTEXT_CHARS",
+    8_000,
+    "The most characters of notebook context (the cells run since the conversation's last "
+    "run: sources, short results, errors) one `%%agent` request carries; newest cells first.",
+    positive_count,
+)
 CACHE_RETENTION = Setting(
     "cache_retention",
     "PI_CACHE_RETENTION",
@@ -174,6 +182,7 @@ SETTINGS: tuple[Setting[object], ...] = (
     SESSIONS,
     APPROVAL_TIMEOUT,
     TOOL_RESULT_CHARS,
+    CONTEXT_CHARS,
     CACHE_RETENTION,
     NOTEBOOK_PATH,
 )
@@ -235,6 +244,7 @@ __all__ = [
     "APPROVAL_TIMEOUT",
     "CACHE_RETENTION",
     "CODE_CELL",
+    "CONTEXT_CHARS",
     "MODEL",
     "NOTEBOOK_PATH",
     "RECORD",

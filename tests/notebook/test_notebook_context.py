@@ -1,0 +1,190 @@
+"""Notebook context on an in-process IPython shell (no kernel): which cells, how bounded, redacted,
+never twice; and its place in the request (a custom message turned into a user message)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+
+from pi_notebook.agent import Agent
+from pi_notebook.ai import faux_assistant_message, parse_agent_message, register_faux_provider
+from pi_notebook.notebook.notebook_context import (
+    FIRST_RUN_CELLS,
+    NotebookContext,
+    NotebookContextMessage,
+    describe,
+    is_notebook_context,
+    with_notebook_context,
+)
+from pi_notebook.tools import CellLog, recent_cells
+
+KEY = "sk-proj-" + "A1b2C3d4" * 6
+
+
+@pytest.fixture
+def shell() -> Iterator[InteractiveShell]:
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    InteractiveShell.clear_instance()
+    ip = InteractiveShell.instance(config=config)
+    ip.register_magic_function(lambda line, cell=None: None, "line_cell", "agent")
+    try:
+        yield ip
+    finally:
+        InteractiveShell.clear_instance()
+
+
+@pytest.fixture
+def log(shell: InteractiveShell) -> Iterator[CellLog]:
+    cell_log = CellLog()
+    cell_log.install(shell)
+    yield cell_log
+    cell_log.uninstall(shell)
+
+
+def run(shell: InteractiveShell, *cells: str) -> None:
+    for cell in cells:
+        shell.run_cell(cell, store_history=True)
+
+
+def collect(context: NotebookContext, shell: InteractiveShell, log: CellLog, **kw: Any) -> Any:
+    return context.collect(shell, log=log, **kw)
+
+
+def test_a_failing_cell_reaches_the_context_with_its_error_and_line(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    run(shell, "import json\ndata = {'a': 1}", "data", "data['BMI']")
+    message = collect(NotebookContext(), shell, log)
+    assert message is not None
+    assert message.cells == [1, 2, 3] and message.errors == [3]
+    text = message.content
+    assert "In [3]:\n```python\ndata['BMI']\n```" in text
+    assert "Out[2]: {'a': 1}" in text
+    assert "Error in In [3]: KeyError: 'BMI'" in text
+    assert "cell, line 1, in <module>: data['BMI']" in text
+    assert describe(message) == "notebook context: 3 cells (In [1]–[3]), an error in In [3]"
+
+
+def test_a_cell_is_never_sent_twice_and_agent_cells_are_left_out(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    context = NotebookContext()
+    run(shell, "x = 1")
+    assert collect(context, shell, log).cells == [1]
+    run(shell, "%%agent\nwhy?", "%agent status\ny = 2", "z = 3")
+    second = collect(context, shell, log)
+    assert second.cells == [3, 4]
+    assert "%agent" not in second.content and "why?" not in second.content
+    assert "In [3]:\n```python\ny = 2\n```" in second.content
+    assert collect(context, shell, log) is None  # nothing new since
+
+
+def test_the_first_run_gets_the_last_few_cells(shell: InteractiveShell, log: CellLog) -> None:
+    run(shell, *[f"v{i} = {i}" for i in range(12)])
+    message = collect(NotebookContext(), shell, log)
+    assert message.cells == list(range(13 - FIRST_RUN_CELLS, 13))
+
+
+def test_after_forget_the_next_run_gets_the_last_cells_again(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    context = NotebookContext()
+    run(shell, "a = 1")
+    collect(context, shell, log)
+    context.forget()
+    assert collect(context, shell, log).cells == [1]
+
+
+def test_off_sends_nothing_and_still_moves_past_the_cells(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    context = NotebookContext(enabled=False)
+    run(shell, "a = 1")
+    assert collect(context, shell, log) is None
+    context.enabled = True
+    run(shell, "b = 2")
+    assert collect(context, shell, log).cells == [2]
+
+
+def test_a_megabyte_error_costs_a_few_hundred_characters(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    run(
+        shell,
+        "raise ValueError('x' * 1_000_000)",
+        "s = 'y' * 1_000_000\ns",
+        "t = '''" + "z" * 50_000 + "'''",
+    )
+    message = collect(NotebookContext(), shell, log)
+    assert message.cells == [1, 2, 3]
+    assert len(message.content) < 8_000
+    assert "characters cut" in message.content
+    assert "ValueError: xxx" in message.content
+
+
+def test_the_budget_keeps_the_newest_cells_and_says_what_was_left_out(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    context = NotebookContext()
+    run(shell, "first = 0")
+    collect(context, shell, log)
+    run(shell, *[f"c{i} = '{'w' * 300}'" for i in range(30)])
+    message = collect(context, shell, log, budget=2_000)
+    assert len(message.content) <= 2_000
+    assert message.cells[-1] == 31 and message.cells[0] > 2
+    assert message.left_out == (2, message.cells[0] - 1)
+    assert f"In [2] to In [{message.cells[0] - 1}] left out" in message.content
+
+
+def test_a_secret_in_a_source_or_a_result_never_reaches_the_text(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    run(shell, f"token = '{KEY}'", "token", "{'key': token}")
+    message = collect(NotebookContext(), shell, log)
+    assert KEY not in message.content and "[redacted" in message.content
+
+
+def test_recent_cells_skip_agent_cells(shell: InteractiveShell, log: CellLog) -> None:
+    run(shell, "a = 1", "%%agent\nhi", "b = 2")
+    assert [c.number for c in recent_cells(shell, 5)] == [1, 3]
+
+
+def test_an_error_from_before_the_log_is_its_last_error(shell: InteractiveShell) -> None:
+    run(shell, "1 / 0")
+    last = CellLog().last()
+    assert last is not None and last.cell == 0 and "ZeroDivisionError" in last.full
+
+
+def test_the_model_gets_the_context_as_a_user_message_before_the_prompt(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    run(shell, "df = {'age': [1]}", "df['BMI']")
+    message = collect(NotebookContext(), shell, log)
+    faux = register_faux_provider(token_size=(1, 1))
+    faux.set_responses([faux_assistant_message("the column is missing")])
+    agent = Agent(model=faux.get_model())
+    agent.convert_to_llm = with_notebook_context(agent.convert_to_llm)
+    asyncio.run(agent.prompt([message, parse_agent_message({"role": "user", "content": "why?"})]))
+    sent = faux.requests[0].context.messages
+    assert [m.role for m in sent] == ["user", "user"]
+    assert "KeyError: 'BMI'" in sent[0].content[0].text
+    assert is_notebook_context(agent.state.messages[0])
+
+
+def test_it_is_saved_and_read_back_as_a_notebook_context_message(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    run(shell, "a = 1")
+    message = collect(NotebookContext(), shell, log)
+    back = parse_agent_message(json.loads(json.dumps(message.to_json_dict())))
+    assert is_notebook_context(back)
+    assert with_notebook_context(lambda ms: ms)([back])[0].content[0].text == message.content
+    assert describe(back) == describe(message)
+    assert isinstance(message, NotebookContextMessage)
