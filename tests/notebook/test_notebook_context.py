@@ -188,3 +188,24 @@ def test_it_is_saved_and_read_back_as_a_notebook_context_message(
     assert with_notebook_context(lambda ms: ms)([back])[0].content[0].text == message.content
     assert describe(back) == describe(message)
     assert isinstance(message, NotebookContextMessage)
+
+
+def test_err_expands_to_the_last_error_and_err_n_to_a_cells(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    from pi_notebook.notebook.expansion import ErrorText, ExpansionError, expand
+
+    names = {"Err": ErrorText(log)}
+    with pytest.raises(ExpansionError, match="no cell has raised an error"):
+        expand("why {Err}", {}, names)
+    run(shell, "x = 1", f"raise KeyError('{KEY}')", "y = 2", "[][3]")
+    text = expand("why?\n{Err}", shell.user_ns, names)
+    assert text.startswith("why?\nTraceback (most recent call last):")
+    assert text.endswith("IndexError: list index out of range")
+    assert "[][3]" in text and "interactiveshell" not in text
+    second = expand("{Err[2]}", shell.user_ns, names)
+    assert "KeyError" in second and KEY not in second
+    with pytest.raises(ExpansionError, match="cell 3 raised no error"):
+        expand("{Err[3]}", shell.user_ns, names)
+    assert expand("{Err}", {"Err": "mine"}, names) == "mine"  # the notebook's own name wins
+    assert expand("{In[1]}", shell.user_ns, names) == "x = 1"
