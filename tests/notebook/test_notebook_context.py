@@ -13,7 +13,13 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from pi_notebook.agent import Agent
-from pi_notebook.ai import faux_assistant_message, parse_agent_message, register_faux_provider
+from pi_notebook.ai import (
+    ToolResultMessage,
+    faux_assistant_message,
+    faux_tool_call,
+    parse_agent_message,
+    register_faux_provider,
+)
 from pi_notebook.notebook.notebook_context import (
     FIRST_RUN_CELLS,
     NotebookContext,
@@ -22,7 +28,7 @@ from pi_notebook.notebook.notebook_context import (
     is_notebook_context,
     with_notebook_context,
 )
-from pi_notebook.tools import CellLog, recent_cells
+from pi_notebook.tools import CellLog, cell_log, notebook_tools, recent_cells
 
 KEY = "sk-proj-" + "A1b2C3d4" * 6
 
@@ -42,10 +48,13 @@ def shell() -> Iterator[InteractiveShell]:
 
 @pytest.fixture
 def log(shell: InteractiveShell) -> Iterator[CellLog]:
-    cell_log = CellLog()
-    cell_log.install(shell)
-    yield cell_log
-    cell_log.uninstall(shell)
+    """The kernel's cell log (the tools read it), empty, on this shell."""
+    kernel_log = cell_log()
+    kernel_log.errors.clear()
+    kernel_log.install(shell)
+    yield kernel_log
+    kernel_log.uninstall(shell)
+    kernel_log.errors.clear()
 
 
 def run(shell: InteractiveShell, *cells: str) -> None:
@@ -209,3 +218,26 @@ def test_err_expands_to_the_last_error_and_err_n_to_a_cells(
         expand("{Err[3]}", shell.user_ns, names)
     assert expand("{Err}", {"Err": "mine"}, names) == "mine"  # the notebook's own name wins
     assert expand("{In[1]}", shell.user_ns, names) == "x = 1"
+
+
+def test_the_notebook_cells_and_last_error_tools_read_the_kernel(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    run(shell, "a = 41", "a + 1", "%%agent\nhi", f"secret = '{KEY}'", "{}['BMI']")
+    tools = {t.name: t for t in notebook_tools(shell.user_ns)}
+    assert not tools["notebook_cells"].writes_namespace
+    assert not tools["last_error"].writes_namespace
+    faux = register_faux_provider(token_size=(1, 1))
+    calls = [faux_tool_call("notebook_cells", {"last": 3}), faux_tool_call("last_error", {})]
+    faux.set_responses(
+        [faux_assistant_message(calls, stop_reason="toolUse"), faux_assistant_message("done")]
+    )
+    agent = Agent(model=faux.get_model(), tools=list(tools.values()))
+    asyncio.run(agent.prompt("look"))
+    results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    cells, error = (r.content[0].text for r in results)  # type: ignore[union-attr]
+    assert [r.is_error for r in results] == [False, False]
+    assert cells.startswith("In [2]:\n```python\na + 1\n```\nOut[2]: 42")
+    assert "hi" not in cells and KEY not in cells and "Error in In [5]: KeyError" in cells
+    assert error.startswith("The last error, from In [5]:\nTraceback (most recent call last):")
+    assert error.endswith("KeyError: 'BMI'")
