@@ -432,7 +432,7 @@ def _write_result(result: WriteResult, limits: _Limits, extra: list[str]) -> Age
     output = output_text(outcome.stdout, outcome.stderr)
     parts: list[str] = [output] if output else []
     parts.extend(extra)
-    details = {
+    details: dict[str, Any] = {
         "namespace_diff": result.diff.as_dict(),
         "seconds": round(outcome.seconds, 4),
     }
@@ -449,10 +449,16 @@ def _write_result(result: WriteResult, limits: _Limits, extra: list[str]) -> Age
         parts.append(outcome.error)
     parts.append(f"namespace: {result.diff.text()}")
     parts.extend(result.notes)
+    shown = outcome.shown
+    if shown is not None and (shown.notes or shown.dropped):
+        parts.append(shown.text())
+        if shown.rich:
+            details["displays"] = shown.rich
     text = bounded("\n".join(parts), limits.max_chars + 2 * limits.output_chars)
     if outcome.aborted or outcome.error is not None or result.refused:
         raise ToolError(text, details)  # the panel still shows what was written before
-    return _text(text, details)
+    images = shown.images if shown is not None else []
+    return AgentToolResult(content=[TextContent(text=text), *images], details=details)
 
 
 def _value_text(value: Any, max_chars: int) -> str:
