@@ -16,7 +16,9 @@ import weakref
 from typing import Literal, TypeAlias
 
 from ..agent import Agent, AgentTool
+from ..settings import CONTEXT_CHARS
 from ..tools import tool_mark
+from .notebook_context import NotebookContext, describe, is_notebook_context
 
 ApprovalPolicy: TypeAlias = Literal["none", "writes", "all"]
 POLICIES: tuple[ApprovalPolicy, ...] = ("none", "writes", "all")
@@ -28,6 +30,27 @@ POLICY_TEXT: dict[str, str] = {
 }
 
 _policies: weakref.WeakKeyDictionary[Agent, ApprovalPolicy] = weakref.WeakKeyDictionary()
+_contexts: weakref.WeakKeyDictionary[Agent, NotebookContext] = weakref.WeakKeyDictionary()
+
+
+def notebook_context(agent: Agent) -> NotebookContext:
+    """The conversation's notebook context: on or off, and the cells it has passed."""
+    found = _contexts.get(agent)
+    if found is None:
+        found = _contexts[agent] = NotebookContext()
+    return found
+
+
+def notebook_context_text(agent: Agent) -> str:
+    """The notebook-context line of ``%agent status``."""
+    context = notebook_context(agent)
+    if not context.enabled:
+        return "notebook context: off (%agent notebook-context on turns it on)"
+    line = f"notebook context: on, up to {CONTEXT_CHARS.value()} characters a run"
+    last = next((m for m in reversed(agent.state.messages) if is_notebook_context(m)), None)
+    if last is not None:
+        line += f"; last sent: {describe(last).removeprefix('notebook context: ')}"
+    return line
 
 
 def approval_policy(agent: Agent) -> ApprovalPolicy:
@@ -54,6 +77,7 @@ def copy_settings(old: Agent, new: Agent) -> None:
     """``--new``: the fresh conversation keeps the old one's tools and approval policy."""
     new.state.tools = old.state.tools
     set_approval_policy(new, approval_policy(old))
+    notebook_context(new).enabled = notebook_context(old).enabled
 
 
 def tools_text(tools: list[AgentTool]) -> str:
@@ -68,6 +92,8 @@ __all__ = [
     "approval_policy",
     "as_policy",
     "copy_settings",
+    "notebook_context",
+    "notebook_context_text",
     "set_approval_policy",
     "tools_text",
 ]

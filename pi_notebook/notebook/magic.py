@@ -41,6 +41,7 @@ from ..tools import (
     approval_hook,
     begin_run,
     builtin_tools,
+    cell_log,
     close_mcp_servers_soon,
     mcp_status_lines,
     preferring_programmatic,
@@ -62,6 +63,8 @@ from .conversation_settings import (
     POLICY_TEXT,
     approval_policy,
     as_policy,
+    notebook_context,
+    notebook_context_text,
     set_approval_policy,
     tools_text,
 )
@@ -69,6 +72,7 @@ from .conversations import ConversationError, get_conversations, key_of
 from .expansion import ExpansionError, expand
 from .limits import apply_limit, output_limit
 from .models import ModelError, model_from_name
+from .notebook_context import with_context, with_notebook_context
 from .options import (
     AgentOptions,
     OptionsError,
@@ -83,6 +87,7 @@ from .replay_run import ReplayDriver, ReplayError, plan_replay, record_tools
 from .run_log import RunLog
 from .run_mode import run_mode
 from .session import NotebookSession, get_session
+from .system_prompt import DEFAULT_SYSTEM_PROMPT, system_prompt_line
 
 if TYPE_CHECKING:
     from .panel import AgentPanel
@@ -104,6 +109,7 @@ LINE_COMMANDS = (
     "budget",
     "compact",
     "context",
+    "notebook-context",
     "replay",
     "code",
     "resume",
@@ -188,7 +194,7 @@ def _prepare_agent(
                     f"%%agent: {options.agent!r} is a {type(existing).__name__}, not an Agent"
                 )
             else:
-                agent = Agent()
+                agent = Agent(system_prompt=DEFAULT_SYSTEM_PROMPT)
                 namespace[options.agent] = agent
         else:
             agent = session.default_agent(namespace)
@@ -275,6 +281,11 @@ async def execute(
     replay: it is the recording's run, not this notebook's conversation)."""
     while agent.is_running:  # a cell queued behind a background run waits for it
         await agent.wait_for_idle()
+    # What ran in the notebook since this conversation's last run goes before the prompt.
+    prompt = with_context(
+        prompt, notebook_context(agent), _shell_or_none(), skip=options.no_context
+    )
+    agent.convert_to_llm = with_notebook_context(agent.convert_to_llm)
     log = RunLog()  # counts, lifecycle and coalesced deltas: never an object per token
     start = len(agent.state.messages)
     recorder = code_cell.CodeRecorder(agent, namespace)
@@ -603,7 +614,9 @@ def _status(session: NotebookSession, agent: Agent) -> str:
             f"tokens: {tokens_in} in, {tokens_out} out",
             cost,
             *context,
+            system_prompt_line(agent.state.system_prompt),
             f"tools: {tools_text(agent.state.tools)}",
+            notebook_context_text(agent),
             f"output limit: {output_limit(agent).text()}",
             f"approvals: {POLICY_TEXT[approval_policy(agent)]}",
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
@@ -723,6 +736,7 @@ def line_command(line: str) -> Any:
         if agent.is_running:
             raise UsageError("%agent reset: a run is active; %agent abort first")
         agent.reset()
+        notebook_context(agent).forget()
         session.last_run = None
         session.last_requests = []
         print("conversation reset")
@@ -747,6 +761,8 @@ def line_command(line: str) -> Any:
             print("no run is active")
     elif command == "status":
         print(_status(session, agent))
+    elif command == "notebook-context":
+        _notebook_context_command(agent, rest)
     elif command == "history":
         print(render_transcript(agent.state.messages))
     elif command == "budget":
@@ -762,6 +778,17 @@ def line_command(line: str) -> Any:
         model = agent.state.model
         print(f"model: {model.provider}/{model.id} (from {session.source_of(agent)})")
     return None
+
+
+def _notebook_context_command(agent: Agent, rest: str) -> None:
+    """``%agent notebook-context [on|off]``: show or set whether the conversation's runs send
+    the cells run since its last run (``--no-context`` leaves them out for one cell)."""
+    word = rest.lower()
+    if word not in ("", "on", "off"):
+        raise UsageError(f"%agent notebook-context: expected on or off, got {rest!r}")
+    if word:
+        notebook_context(agent).enabled = word == "on"
+    print(notebook_context_text(agent))
 
 
 def _budget_command(agent: Agent, rest: str) -> None:
@@ -951,6 +978,7 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     from . import interrupts
 
     ip.register_magics(AgentMagics)
+    cell_log().install(ip)  # each failing cell's error, for the notebook context
     interrupts.install()  # the stop button reaches a run that awaits a worker thread at once
     cleanup = ip.input_transformers_cleanup
     for transform in (transform_agent_cell, transform_replay_lines):
@@ -965,6 +993,7 @@ def unload_ipython_extension(ip: InteractiveShell) -> None:
     from . import interrupts
 
     interrupts.uninstall()
+    cell_log().uninstall(ip)
     cleanup = ip.input_transformers_cleanup
     for transform in (transform_agent_cell, transform_replay_lines):
         while transform in cleanup:

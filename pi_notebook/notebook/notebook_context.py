@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..ai import AgentMessage, CustomMessage, TextContent, UserMessage, redact
+from ..ai import AgentMessage, CustomMessage, TextContent, UserMessage, now_ms, redact
 from ..settings import CONTEXT_CHARS
 from ..tools import Cell, CellLog, cell_at, cell_log, current_number, cut_text
 
@@ -127,16 +127,22 @@ class NotebookContext:
         self.seen = None
 
     def collect(
-        self, shell: Any, *, budget: int | None = None, log: CellLog | None = None
+        self,
+        shell: Any,
+        *,
+        budget: int | None = None,
+        log: CellLog | None = None,
+        skip: bool = False,
     ) -> NotebookContextMessage | None:
-        """The context for a run starting now, or ``None`` (off, or no cell to show); moves
+        """The context for a run starting now, or ``None`` (off, ``skip`` (``--no-context``),
+        or no cell to show); moves
         the cursor past the cells before the running one either way, so what is skipped now is
         never sent. (The running cell itself comes up next time: an ``%%agent`` cell is left
         out then, a cell of code that started the run from Python is shown.)"""
         now = current_number(shell)
         since = self.seen
         self.seen = now - 1
-        if not self.enabled:
+        if not self.enabled or skip:
             return None
         first = since is None or since >= now
         return gather(
@@ -201,6 +207,24 @@ def gather(
     )
 
 
+def with_context(
+    prompt: str | list[AgentMessage],
+    context: NotebookContext,
+    shell: Any,
+    *,
+    skip: bool = False,
+) -> str | list[AgentMessage]:
+    """A run's prompt with the notebook context before it: ``[context, user message]`` (the
+    user message as ``Agent.prompt`` builds it from text), or the prompt as it was (no context
+    to send, no shell, or a list of messages: a replay's, which are the recording's)."""
+    if not isinstance(prompt, str) or shell is None:
+        return prompt
+    message = context.collect(shell, skip=skip)
+    if message is None:
+        return prompt
+    return [message, UserMessage(content=[TextContent(text=prompt)], timestamp=now_ms())]
+
+
 def sent_cells(messages: Sequence[Any]) -> list[int]:
     """The cell numbers the notebook context messages of ``messages`` carried."""
     numbers: list[int] = []
@@ -221,5 +245,6 @@ __all__ = [
     "gather",
     "is_notebook_context",
     "sent_cells",
+    "with_context",
     "with_notebook_context",
 ]

@@ -44,6 +44,7 @@ LINE_COMMAND_USAGES: tuple[str, ...] = (
     "budget [USD|off]",
     "compact",
     "context [TURN] [--json]",
+    "notebook-context [on|off]",
     "replay PATH [--step [lifecycle|all|tools]] [--plain]",
     "code [--cell]",
     "resume [NAME]",

@@ -22,6 +22,7 @@ from .context_view import SentRequest
 from .conversation_settings import copy_settings
 from .models import ResolvedModel, check_api_key, resolve_default_model
 from .run_log import RunLog
+from .system_prompt import DEFAULT_SYSTEM_PROMPT
 
 
 @dataclass
@@ -47,7 +48,7 @@ class NotebookSession:
         """The default conversation, created on the default model the first time."""
         if self.default is None:
             resolved = resolve_default_model(namespace)
-            self.default = Agent(model=resolved.model)
+            self.default = Agent(model=resolved.model, system_prompt=DEFAULT_SYSTEM_PROMPT)
             self.model_source[id(self.default)] = resolved.source
         return self.default
 

@@ -46,6 +46,10 @@ class Shown:
     rich: list[dict[str, str]] = field(default_factory=list)
     """The other displays' text and HTML forms (a DataFrame's table), for the tool card."""
     dropped: int = 0
+    figures_before: set[int] = field(default_factory=set)
+    """The figures open when the call started (not the call's)."""
+    described: set[int] = field(default_factory=set)
+    """The call's figures already shown (a backend's ``show()`` displays them in order)."""
 
     def add_bundle(self, data: dict[str, Any]) -> None:
         plain = str(data.get("text/plain", "")).strip()
@@ -53,7 +57,9 @@ class Shown:
             value = data.get(mime)
             if isinstance(value, str | bytes):
                 encoded = value if isinstance(value, str) else base64.b64encode(value).decode()
-                self.add_image(ImageContent(data=encoded, mime_type=mime), _image_note(plain))
+                note = self._shown_figure_note() if plain.startswith("<Figure") else None
+                image = ImageContent(data=encoded, mime_type=mime)
+                self.add_image(image, note or _image_note(plain))
                 return
         if not plain and "text/html" not in data:
             return
@@ -61,6 +67,18 @@ class Shown:
         self.notes.append(f"displayed:\n{text}")
         kept = {m: str(data[m]) for m in ("text/plain", "text/html") if m in data}
         self.rich.append({m: bounded(v, 100_000) for m, v in kept.items()})
+
+    def _shown_figure_note(self) -> str | None:
+        """The note of the figure a ``show()`` is displaying now: the first of the call's
+        open figures not shown yet (the inline backend shows them in order, then closes
+        them)."""
+        plt = _pyplot()
+        if plt is None:
+            return None
+        for number in sorted(set(plt.get_fignums()) - self.figures_before - self.described):
+            self.described.add(number)
+            return figure_note(plt.figure(number))
+        return None
 
     def add_image(self, image: ImageContent, note: str) -> None:
         if len(self.images) >= MOST_IMAGES:
@@ -111,13 +129,13 @@ def open_figures() -> set[int]:
     return set(plt.get_fignums()) if plt is not None else set()
 
 
-def take_new_figures(before: set[int], shown: Shown) -> None:
-    """Render the figures opened since ``before`` into ``shown`` and close them (so no
-    backend shows them below the cell at its end)."""
+def take_new_figures(shown: Shown) -> None:
+    """Render the call's figures still open into ``shown`` and close them (so no backend
+    shows them below the cell at its end)."""
     plt = _pyplot()
     if plt is None:
         return
-    for number in sorted(set(plt.get_fignums()) - before):
+    for number in sorted(set(plt.get_fignums()) - shown.figures_before):
         figure = plt.figure(number)
         try:
             png = figure_png(figure)

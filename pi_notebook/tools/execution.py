@@ -112,8 +112,7 @@ async def run_code(
         progress = OutputProgress(asyncio.get_running_loop(), report, PROGRESS_INTERVAL)
     stdout = BoundedBuffer(output_chars, progress)
     stderr = BoundedBuffer(output_chars, progress)
-    shown = Shown()
-    figures_before = open_figures()
+    shown = Shown(figures_before=open_figures())
 
     def call() -> tuple[Any, bool]:
         exec(body, namespace)
@@ -131,7 +130,7 @@ async def run_code(
 
     def leave() -> None:
         try:  # a figure left open is the call's too (and would show below the cell)
-            take_new_figures(figures_before, shown)
+            take_new_figures(shown)
         except Exception as exc:
             shown.notes.append(f"the figures could not be drawn: {type(exc).__name__}: {exc}")
         kernel_guard.leave()

@@ -129,3 +129,14 @@ def test_without_a_shell_a_figure_still_comes_back() -> None:
     result = next(m for m in agent.state.messages if isinstance(m, ToolResultMessage))
     assert [b.type for b in result.content] == ["text", "image"]
     faux.unregister()
+
+
+def test_a_model_without_image_input_reads_the_one_line_note(shell: InteractiveShell) -> None:
+    from pi_notebook.ai.transform import TOOL_IMAGE_OMITTED, transform_messages
+
+    result, request = run_python(shell, PLOT)
+    text_only = request.model.model_copy(update={"input": ["text"]})
+    sent = transform_messages([result], text_only)[0]
+    assert [b.type for b in sent.content] == ["text", "text"]
+    assert "a figure was drawn: 1 axes, 3 lines" in sent.content[0].text
+    assert sent.content[1].text == TOOL_IMAGE_OMITTED
