@@ -149,6 +149,14 @@ TOOL_RESULT_CHARS = Setting(
     "note; the whole text stays in the result's details); a tool's `max_result_chars` wins.",
     positive_count,
 )
+NOTEBOOK_CONTEXT = Setting(
+    "notebook_context",
+    "PI_NOTEBOOK_CONTEXT",
+    True,
+    "`off`: `%%agent` runs send no notebook context (the cells run since the conversation's "
+    "last run) unless a conversation turns it on with `%agent notebook-context on`.",
+    switch,
+)
 CONTEXT_CHARS = Setting(
     "context_chars",
     "PI_NOTEBOOK_CONTEXT_CHARS",
@@ -182,6 +190,7 @@ SETTINGS: tuple[Setting[object], ...] = (
     SESSIONS,
     APPROVAL_TIMEOUT,
     TOOL_RESULT_CHARS,
+    NOTEBOOK_CONTEXT,
     CONTEXT_CHARS,
     CACHE_RETENTION,
     NOTEBOOK_PATH,
@@ -246,6 +255,7 @@ __all__ = [
     "CODE_CELL",
     "CONTEXT_CHARS",
     "MODEL",
+    "NOTEBOOK_CONTEXT",
     "NOTEBOOK_PATH",
     "RECORD",
     "SESSIONS",

@@ -44,7 +44,7 @@ def notebook_context(agent: Agent) -> NotebookContext:
 def notebook_context_text(agent: Agent) -> str:
     """The notebook-context line of ``%agent status``."""
     context = notebook_context(agent)
-    if not context.enabled:
+    if not context.on:
         return "notebook context: off (%agent notebook-context on turns it on)"
     line = f"notebook context: on, up to {CONTEXT_CHARS.value()} characters a run"
     last = next((m for m in reversed(agent.state.messages) if is_notebook_context(m)), None)

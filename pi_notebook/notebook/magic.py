@@ -787,7 +787,7 @@ def _notebook_context_command(agent: Agent, rest: str) -> None:
     if word not in ("", "on", "off"):
         raise UsageError(f"%agent notebook-context: expected on or off, got {rest!r}")
     if word:
-        notebook_context(agent).enabled = word == "on"
+        notebook_context(agent).enabled = word == "on"  # over PI_NOTEBOOK_CONTEXT
     print(notebook_context_text(agent))
 
 

@@ -37,7 +37,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..ai import AgentMessage, CustomMessage, TextContent, UserMessage, now_ms, redact
-from ..settings import CONTEXT_CHARS
+from ..settings import CONTEXT_CHARS, NOTEBOOK_CONTEXT
 from ..tools import Cell, CellLog, cell_at, cell_log, current_number, cut_text
 
 ROLE = "notebookContext"
@@ -116,11 +116,17 @@ def with_notebook_context(
 class NotebookContext:
     """One conversation's notebook context: on or off, and the last cell it has passed."""
 
-    enabled: bool = True
+    enabled: bool | None = None
+    """On or off for this conversation (``%agent notebook-context``); ``None``: as
+    ``PI_NOTEBOOK_CONTEXT`` says (on by default)."""
     seen: int | None = None
     """The number of the last cell before the one the conversation last ran in; ``None``
     before its first run
     (and after ``%agent reset``: the model no longer has what it was shown)."""
+
+    @property
+    def on(self) -> bool:
+        return NOTEBOOK_CONTEXT.value() if self.enabled is None else self.enabled
 
     def forget(self) -> None:
         """The conversation lost its messages: its next run is shown the last cells again."""
@@ -142,7 +148,7 @@ class NotebookContext:
         now = current_number(shell)
         since = self.seen
         self.seen = now - 1
-        if not self.enabled or skip:
+        if skip or not self.on:
             return None
         first = since is None or since >= now
         return gather(

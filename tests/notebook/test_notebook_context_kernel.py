@@ -49,6 +49,7 @@ def start(kernel: Kernel, name: str, replies: str) -> None:
         f"pn.use_model({name})"
     )
     kernel.ok("%%agent --new --no-context\nstart")  # a fresh conversation, its cursor set
+    kernel.ok("%agent notebook-context on")  # the test kernels have PI_NOTEBOOK_CONTEXT=off
 
 
 def sent(kernel: Kernel, name: str, n: int = -1) -> dict[str, object]:
