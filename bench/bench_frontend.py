@@ -4,7 +4,7 @@ Workload: a Markdown answer as models write them (paragraphs with bold, code and
 table, a Python fence, a numbered list; repeated) streamed as 4-character tokens. The kernel
 side is the real reducer (``PanelState``) cutting a frame every ``--frame-tokens`` tokens (4 by
 default: 120 tokens/s at the panel's 30 frames a second); the frames are recorded, then fed one
-by one to the shipped front-end module (the minified build when present, loaded from a blob as
+by one to the shipped front-end module (the committed minified build, loaded from a blob as
 anywidget loads it, driven through a stand-in anywidget model) in Debian's headless Chromium.
 
 Figures, around 1k, 10k and 50k tokens into the answer (the frames in the last tenth before
@@ -42,7 +42,7 @@ from pi_notebook.ai import faux_assistant_message, register_faux_provider
 from pi_notebook.notebook.panel.assets import frontend
 from pi_notebook.notebook.panel.markdown import render_markdown
 from pi_notebook.notebook.panel.ops import OpList
-from pi_notebook.notebook.panel.state import PanelState
+from pi_notebook.notebook.panel.reducer import PanelState
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]

@@ -118,3 +118,124 @@ def test_the_layer_check_sees_private_modules_and_unexported_names() -> None:
     ]
     problems = _cross_layer_problems("pi_notebook.tools.probe", source)
     assert "imports the private module pi_notebook.agent.loop" in problems[-1]
+
+
+# -- the notebook layer writes no attribute of an Agent ------------------------------------------
+#
+# The rule: in pi_notebook/notebook/ (panel included), no assignment, augmented or annotated
+# assignment, ``del`` or ``setattr`` may target an attribute of an expression that stands for an
+# Agent. An expression stands for an Agent when it is a name spelled ``agent`` (or ``*_agent``,
+# ``agent_*``), an attribute spelled ``.agent`` (``self.agent``, ``conversation.agent``), or a
+# name the same function annotates as ``Agent`` (a parameter or a variable, ``Agent | None``
+# too). Dunder attributes are Python's (``AgentMagics.agent.__doc__``, a method). Per-run
+# settings reach the Agent as a ``RunConfig``; its state (``agent.state.*``) is Pi's to write,
+# so ``agent.state.tools = ...`` is allowed: its target's owner is ``.state``.
+
+NOTEBOOK = PACKAGE / "notebook"
+
+
+def _agent_like_name(name: str) -> bool:
+    return name == "agent" or name.endswith("_agent") or name.startswith("agent_")
+
+
+def _annotated_agent(annotation: ast.expr | None) -> bool:
+    if annotation is None:
+        return False
+    text = ast.unparse(annotation).replace('"', "").replace("'", "")
+    return any(part.strip() == "Agent" for part in text.split("|"))
+
+
+class _AgentWrites(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.hits: list[tuple[int, str]] = []
+        self._typed: list[set[str]] = [set()]
+
+    def _agent(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return _agent_like_name(node.id) or node.id in self._typed[-1]
+        return isinstance(node, ast.Attribute) and node.attr == "agent"
+
+    def _target(self, target: ast.expr, line: int) -> None:
+        if isinstance(target, ast.Tuple | ast.List):
+            for item in target.elts:
+                self._target(item, line)
+        elif (
+            isinstance(target, ast.Attribute)
+            and self._agent(target.value)
+            and not target.attr.startswith("__")  # Python's own (a method's __doc__)
+        ):
+            self.hits.append((line, ast.unparse(target)))
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        arguments = node.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        typed = {a.arg for a in every if _annotated_agent(a.annotation)}
+        for statement in ast.walk(node):
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and _annotated_agent(statement.annotation)
+            ):
+                typed.add(statement.target.id)
+        self._typed.append(self._typed[-1] | typed)
+        self.generic_visit(node)
+        self._typed.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._target(target, node.lineno)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._target(node.target, node.lineno)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._target(node.target, node.lineno)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._target(target, node.lineno)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("setattr", "delattr")
+            and node.args
+            and self._agent(node.args[0])
+        ):
+            self.hits.append((node.lineno, ast.unparse(node)))
+        self.generic_visit(node)
+
+
+def agent_attribute_writes(source: str) -> list[tuple[int, str]]:
+    visitor = _AgentWrites()
+    visitor.visit(ast.parse(source))
+    return visitor.hits
+
+
+def test_the_agent_write_rule_sees_each_kind_of_write() -> None:
+    source = """
+def f(agent, conversation, other: Agent | None, plain):
+    agent.max_turns = 3
+    conversation.agent.stream_fn = None
+    other.budget += 1
+    setattr(plain.agent, "before_tool_call", None)
+    made: Agent = Agent()
+    made.compaction, x = None, 1
+    agent.state.system_prompt = "allowed: the Agent's state"
+    plain.max_turns = 3  # not an Agent
+"""
+    assert [line for line, _ in agent_attribute_writes(source)] == [3, 4, 5, 6, 8]
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOK.rglob("*.py")), ids=_relative)
+def test_the_notebook_layer_writes_no_attribute_of_an_agent(path: Path) -> None:
+    hits = agent_attribute_writes(path.read_text(encoding="utf-8"))
+    listed = [f"{_relative(path)}:{line}: {text}" for line, text in hits]
+    assert not listed, "the notebook layer writes Agent attributes:\n" + "\n".join(listed)

@@ -3,7 +3,7 @@
 // tests/panel/contract_fixture.py, with one real run's snapshot, delta frames and final state.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { JSDOM } from "jsdom";
 import { applyOp, applyOps, Receiver } from "../deltas.js";
 import { mountPanel } from "../view.js";
@@ -13,7 +13,12 @@ const text = readFileSync(new URL("../../tests/panel/fixtures/panel_contract.jso
 // A fresh copy per test: applied ops hand their values to the state, which later ops change.
 const load = () => JSON.parse(text);
 const fixture = load();
-const source = (name) => readFileSync(new URL(`../${name}`, here), "utf8");
+// Every module of the front end (js/*.js; the tests are in js/test/).
+const sources = () =>
+  readdirSync(new URL("..", here))
+    .filter((name) => name.endsWith(".js"))
+    .map((name) => readFileSync(new URL(`../${name}`, here), "utf8"))
+    .join("\n");
 
 test("the real run's frames, applied to its snapshot, rebuild the kernel's final state", () => {
   const { snapshot, frames, final } = load().example;
@@ -47,7 +52,7 @@ test("every op kind of the contract is applied", () => {
 });
 
 test("every message type the view sends or reads is in the contract", () => {
-  const code = source("view.js") + source("panel.js") + source("deltas.js");
+  const code = sources();
   const sent = /send\(\{ type: "([a-z_]+)"|submit\("([a-z_]+)"\)/g;
   const types = new Set([...code.matchAll(sent)].map((m) => m[1] ?? m[2]));
   const compared = new Set([...code.matchAll(/message\.type === "([a-z_]+)"/g)].map((m) => m[1]));

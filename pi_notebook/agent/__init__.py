@@ -11,7 +11,6 @@ from .compaction import (
     DEFAULT_THRESHOLD,
     Compaction,
     Compactor,
-    overflow_retrying,
 )
 from .events import (
     AGENT_EVENT_TYPES,
@@ -45,7 +44,6 @@ from .loop import (
     run_agent_loop_continue,
 )
 from .queue import MessageQueue, QueueMode
-from .request_purpose import RequestPurpose, request_purpose, requesting
 from .result_cap import (
     CUT_NOTE,
     DEFAULT_TOOL_RESULT_CHARS,
@@ -54,6 +52,7 @@ from .result_cap import (
     cap_result,
     tool_result_chars,
 )
+from .run_config import KEEP, MaxTokens, ModelRequest, RequestHook, RequestPurpose, RunConfig
 from .sizes import estimate_tokens, message_chars, messages_tokens
 from .summarise import SUMMARY_MARK, is_summary, summary_message
 from .tool_batch import truncated_call_text
@@ -80,6 +79,7 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "DEFAULT_TOOL_RESULT_CHARS",
     "FULL_TEXT",
+    "KEEP",
     "SUMMARY_MARK",
     "TOOL_RESULT_CHARS_ENV",
     "AbortController",
@@ -103,12 +103,16 @@ __all__ = [
     "BudgetExceededError",
     "Compaction",
     "Compactor",
+    "MaxTokens",
     "MessageEndEvent",
     "MessageQueue",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "ModelRequest",
     "QueueMode",
+    "RequestHook",
     "RequestPurpose",
+    "RunConfig",
     "RunLimits",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
@@ -132,10 +136,7 @@ __all__ = [
     "is_summary",
     "message_chars",
     "messages_tokens",
-    "overflow_retrying",
     "reply_cost",
-    "request_purpose",
-    "requesting",
     "run_agent_loop",
     "run_agent_loop_continue",
     "summary_message",

@@ -13,9 +13,14 @@ ended the last run. A run is refused with :class:`BudgetExceededError` when the 
 already spent.
 
 Compaction (``compaction``, a :class:`~.compaction.Compactor`) runs as the loop's
-``transform_context`` after the user's hook, and the stream function is wrapped so that a
-context-overflow refusal compacts once and retries once; ``state.messages`` keeps the whole
+``transform_context`` after the user's hook, and a context-overflow refusal (before any content)
+compacts once and sends the turn's request once more, where the Agent makes its requests
+(:meth:`Agent._requester`); the loop never sees the refusal. ``state.messages`` keeps the whole
 history.
+
+Per-run settings come as a :class:`~.run_config.RunConfig` (``prompt(text, run=...)``), merged
+over the Agent's own values for that run only; the request hook (``on_request``) is awaited with
+each model request the Agent makes (a turn's, a compaction summary, an overflow retry).
 """
 
 from __future__ import annotations
@@ -27,12 +32,15 @@ from dataclasses import dataclass
 from typing import Any, assert_never, cast
 
 from ..ai import (
+    REQUEST_ABORTED,
     AbortController,
     AbortSignal,
     AgentMessage,
     AgentThinkingLevel,
     AssistantMessage,
+    AssistantMessageEventStream,
     Context,
+    ErrorEvent,
     ImageContent,
     Message,
     Model,
@@ -41,12 +49,13 @@ from ..ai import (
     TextContent,
     UserMessage,
     empty_reply,
+    is_context_overflow,
     maybe_await,
     now_ms,
     redact,
 )
 from ..ai import stream as default_stream
-from .compaction import DEFAULT_THRESHOLD, Compaction, Compactor, overflow_retrying
+from .compaction import DEFAULT_THRESHOLD, Compaction, Compactor
 from .events import (
     AgentEndEvent,
     AgentEvent,
@@ -70,7 +79,7 @@ from .limits import (
 )
 from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
-from .request_purpose import requesting
+from .run_config import MaxTokens, ModelRequest, RequestHook, RequestPurpose, RunConfig, pick
 from .sizes import message_chars
 from .summarise import request_summary
 from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
@@ -150,10 +159,33 @@ class AgentState:
         self._messages = list(value)
 
 
-@dataclass
+@dataclass(slots=True)
+class _Settings:
+    """One run's settings: a :class:`RunConfig` merged over the Agent's own values."""
+
+    max_turns: int | None
+    max_cost: float | None
+    budget: float | None
+    max_tokens: MaxTokens
+    compaction: bool
+    before_tool_call: Callable[..., Any] | None
+    listeners: tuple[_Subscription, ...]
+    on_request: RequestHook | None
+    convert_to_llm: Callable[[list[AgentMessage]], Any]
+
+
+@dataclass(slots=True)
 class _ActiveRun:
     controller: AbortController
     idle: asyncio.Future[None]
+    settings: _Settings
+    turns: int = 0
+    """``turn_start`` events so far (what a request's turn number is)."""
+    extra: tuple[_Subscription, ...] = ()
+    """The run's own listeners (``RunConfig.listeners``)."""
+    own: tuple[_Subscription, ...] | None = None
+    everyone: tuple[_Subscription, ...] = ()
+    """``own`` (the Agent's subscribers when last looked at) then the run's listeners."""
 
 
 class _Subscription:
@@ -197,6 +229,7 @@ class Agent:
         budget: float | None = None,
         compaction: bool = True,
         compaction_threshold: float = DEFAULT_THRESHOLD,
+        on_request: RequestHook | None = None,
         **options: Any,
     ) -> None:
         """``stream_options`` go to every model request (``reasoning`` comes from
@@ -206,7 +239,8 @@ class Agent:
         ``max_turns`` and ``max_cost`` (USD) limit each run, ``budget`` (USD) the whole
         conversation; a limit stops the run before its next model request. ``compaction``
         summarises the oldest messages (for the model only) once the context passes
-        ``compaction_threshold`` of the model's context window."""
+        ``compaction_threshold`` of the model's context window. ``on_request`` is awaited with
+        each model request (a :class:`~.run_config.ModelRequest`) before it is sent."""
         self.state = AgentState(
             system_prompt, model or UNKNOWN_MODEL, thinking_level, tools, messages
         )
@@ -223,9 +257,10 @@ class Agent:
         self.max_turns = max_turns
         self.max_cost = max_cost
         self.budget = budget
+        self.on_request = on_request
         self.limit_note: str | None = None
-        self._summary_cost = 0.0
         """Which limit ended the last run ("budget of $0.50 reached: $0.52 spent"), or None."""
+        self._summary_cost = 0.0
         self.compaction = Compactor(
             model=lambda: self.state.model,
             summarise=self._summarise,
@@ -350,17 +385,35 @@ class Agent:
             raise AgentBusyError(RUN_BUSY)
         return await self.compaction.compact(self.state.messages)
 
+    def _settings(self, run: RunConfig | None) -> _Settings:
+        config = run or _OWN
+        return _Settings(
+            max_turns=pick(config.max_turns, self.max_turns),
+            max_cost=pick(config.max_cost, self.max_cost),
+            budget=pick(config.budget, self.budget),
+            max_tokens=pick(config.max_tokens, self.stream_options.max_tokens),
+            compaction=self.compaction.enabled and pick(config.compaction, True),
+            before_tool_call=pick(config.before_tool_call, self.before_tool_call),
+            listeners=tuple(_Subscription(listener) for listener in config.listeners),
+            on_request=pick(config.on_request, self.on_request),
+            convert_to_llm=pick(config.convert_to_llm, self.convert_to_llm),
+        )
+
     # -- runs ------------------------------------------------------------------------------
 
     async def prompt(
         self,
         input: str | AgentMessage | Sequence[AgentMessage],
         images: Sequence[ImageContent] | None = None,
+        *,
+        run: RunConfig | None = None,
     ) -> None:
-        """Run the agent on new input; returns when the run and its listeners are done."""
+        """Run the agent on new input; returns when the run and its listeners are done.
+        ``run`` sets this run's settings (see :class:`~.run_config.RunConfig`)."""
         if self._active is not None:
             raise AgentBusyError(PROMPT_BUSY)
-        self._check_budget()
+        settings = self._settings(run)
+        self._check_budget(settings.budget)
         if isinstance(input, str):
             content: list[Any] = [TextContent(text=input), *(images or [])]
             prompts: list[AgentMessage] = [UserMessage(content=content, timestamp=now_ms())]
@@ -368,68 +421,79 @@ class Agent:
             prompts = list(input)
         else:
             prompts = [input]  # type: ignore[list-item]
-        await self._run_prompts(prompts, skip_initial_steering=False)
+        await self._run_prompts(prompts, settings, skip_initial_steering=False)
 
-    async def continue_(self) -> None:
-        """Continue from the transcript as it is (e.g. after an error or with queued messages)."""
+    async def continue_(self, *, run: RunConfig | None = None) -> None:
+        """Continue from the transcript as it is (e.g. after an error or with queued messages);
+        ``run`` as for :meth:`prompt`."""
         if self._active is not None:
             raise AgentBusyError(CONTINUE_BUSY)
-        self._check_budget()  # before the queues are drained: a refusal keeps them
+        settings = self._settings(run)
+        self._check_budget(settings.budget)  # before the queues are drained: a refusal keeps them
         messages = self.state.messages
         if not messages:
             raise ValueError(NOTHING_TO_CONTINUE)
         if getattr(messages[-1], "role", None) == "assistant":
             steering = self._steering.drain()
             if steering:
-                return await self._run_prompts(steering, skip_initial_steering=True)
+                return await self._run_prompts(steering, settings, skip_initial_steering=True)
             follow_ups = self._follow_up.drain()
             if follow_ups:
-                return await self._run_prompts(follow_ups, skip_initial_steering=False)
+                return await self._run_prompts(follow_ups, settings, skip_initial_steering=False)
             raise ValueError(CANNOT_CONTINUE_ASSISTANT)
 
-        async def execute(signal: AbortSignal) -> None:
+        async def execute(run: _ActiveRun) -> None:
+            signal = run.controller.signal
             await run_agent_loop_continue(
                 self._context_snapshot(),
-                self._loop_config(signal, skip_initial_steering=False),
+                self._loop_config(run, skip_initial_steering=False),
                 self._process_events,
                 signal,
-                self._stream_fn(),
+                self._requester(run),
             )
 
-        await self._run(execute)
+        await self._run(execute, settings)
 
     async def _run_prompts(
-        self, prompts: list[AgentMessage], *, skip_initial_steering: bool
+        self, prompts: list[AgentMessage], settings: _Settings, *, skip_initial_steering: bool
     ) -> None:
-        async def execute(signal: AbortSignal) -> None:
+        async def execute(run: _ActiveRun) -> None:
+            signal = run.controller.signal
             await run_agent_loop(
                 prompts,
                 self._context_snapshot(),
-                self._loop_config(signal, skip_initial_steering=skip_initial_steering),
+                self._loop_config(run, skip_initial_steering=skip_initial_steering),
                 self._process_events,
                 signal,
-                self._stream_fn(),
+                self._requester(run),
             )
 
-        await self._run(execute)
+        await self._run(execute, settings)
 
     # -- compaction ------------------------------------------------------------------------
 
     async def _summarise(self, context: Context, signal: AbortSignal | None) -> AssistantMessage:
-        """The compaction's summary request: the conversation's model, key and options."""
+        """The compaction's summary request: the conversation's model, key and options (the
+        run's, during a run)."""
         model = self.state.model
+        run = self._active
         api_key = None
         if self.get_api_key is not None:
             api_key = await maybe_await(self.get_api_key(model.provider))
+        max_tokens = run.settings.max_tokens if run is not None else self.stream_options.max_tokens
         options = self.stream_options.model_copy(
             update={
                 "signal": signal,
                 "api_key": api_key or self.stream_options.api_key,
                 "reasoning": None,
+                "max_tokens": max_tokens(model, context) if callable(max_tokens) else max_tokens,
             }
         )
-        with requesting("summary"):
-            reply = await request_summary(self.stream_fn or default_stream, model, context, options)
+        hook = run.settings.on_request if run is not None else self.on_request
+        if hook is not None:
+            turn = max(run.turns, 1) if run is not None else 0
+            await maybe_await(hook(ModelRequest("summary", turn, model, context, options)))
+        reply = await request_summary(self.stream_fn or default_stream, model, context, options)
         chars = len(context.system_prompt or "") + sum(message_chars(m) for m in context.messages)
         self._summary_cost += reply_cost(reply, model, chars)  # it counts towards budgets
         return reply
@@ -438,9 +502,13 @@ class Agent:
         tools = sum(len(t.name) + len(t.description) for t in self.state.tools)
         return len(self.state.system_prompt) + tools
 
-    def _transform_context(self) -> Callable[[list[AgentMessage], AbortSignal | None], Any]:
+    def _transform_context(
+        self, compaction: bool
+    ) -> Callable[[list[AgentMessage], AbortSignal | None], Any] | None:
         user = self.transform_context
         compactor = self.compaction
+        if not compaction:
+            return user
         if user is None:
             return compactor.transform
 
@@ -452,11 +520,64 @@ class Agent:
 
         return transform
 
-    def _stream_fn(self) -> StreamFunction:
+    def _requester(self, run: _ActiveRun) -> StreamFunction:
+        """The stream function the loop calls for each turn's request: the output limit of the
+        request (when it is a function of it), the request hook, then ``stream_fn``; a
+        context-overflow refusal (before any content) compacts once and sends the request once
+        more. The stream handed back is the provider's own: no wrapper on the token path."""
         stream_fn = self.stream_fn or default_stream
-        if not self.compaction.enabled:  # no retry to offer: no wrapper on the token path
-            return stream_fn
-        return overflow_retrying(stream_fn, self.compaction, self.convert_to_llm)
+        settings = run.settings
+        max_tokens = settings.max_tokens
+        if not settings.compaction and settings.on_request is None and not callable(max_tokens):
+            return stream_fn  # nothing to add
+
+        async def announce(
+            purpose: RequestPurpose, model: Model, context: Context, options: StreamOptions
+        ) -> StreamOptions:
+            if callable(max_tokens):
+                options = options.model_copy(update={"max_tokens": max_tokens(model, context)})
+            hook = settings.on_request
+            if hook is not None:
+                request = ModelRequest(purpose, max(run.turns, 1), model, context, options)
+                await maybe_await(hook(request))
+            return options
+
+        async def request(
+            model: Model, context: Context, options: StreamOptions | None = None
+        ) -> Any:
+            options = options or StreamOptions()
+            if options.signal is not None and options.signal.aborted:
+                return _aborted(model)  # aborted during a summary request: nothing sent
+            options = await announce("turn", model, context, options)
+            response = await maybe_await(stream_fn(model, context, options))
+            if not settings.compaction:
+                return response
+            decided = await response.peek(_past_start)
+            refusal = decided[-1] if decided else None
+            if not isinstance(refusal, ErrorEvent) or not is_context_overflow(refusal.error):
+                return response
+            retry = await self._compacted(context, options.signal, settings.convert_to_llm)
+            if retry is None:
+                return response
+            options = await announce("retry", model, retry, options)
+            return await maybe_await(stream_fn(model, retry, options))
+
+        return request
+
+    async def _compacted(
+        self,
+        context: Context,
+        signal: AbortSignal | None,
+        convert_to_llm: Callable[[list[AgentMessage]], Any],
+    ) -> Context | None:
+        """The request ``context`` again after compacting what the turn sent; None when there
+        is nothing to compact or the summary failed."""
+        compactor = self.compaction
+        messages = compactor.last_input
+        if messages is None or await compactor.compact(messages, signal) is None:
+            return None
+        llm = list(await maybe_await(convert_to_llm(compactor.view(messages))))
+        return Context(system_prompt=context.system_prompt, messages=llm, tools=context.tools)
 
     def _context_snapshot(self) -> AgentContext:
         return AgentContext(
@@ -465,7 +586,11 @@ class Agent:
             tools=list(self.state.tools),
         )
 
-    def _loop_config(self, signal: AbortSignal, *, skip_initial_steering: bool) -> AgentLoopConfig:
+    def _loop_config(self, run: _ActiveRun, *, skip_initial_steering: bool) -> AgentLoopConfig:
+        """The loop's configuration for ``run``: the Agent's own values with the run's
+        settings over them (nothing of the Agent is written)."""
+        signal = run.controller.signal
+        settings = run.settings
         skip = [skip_initial_steering]
 
         def get_steering_messages() -> list[AgentMessage]:
@@ -475,32 +600,35 @@ class Agent:
             return self._steering.drain()
 
         prepare = self.prepare_next_turn
-        should_stop = self._should_stop(signal)
+        should_stop = self._should_stop(signal, settings)
         level = self.state.thinking_level
+        update: dict[str, Any] = {"reasoning": None if level == "off" else level}
+        if not callable(settings.max_tokens):  # a function of the request: set per request
+            update["max_tokens"] = settings.max_tokens
         return AgentLoopConfig(
             model=self.state.model,
-            convert_to_llm=self.convert_to_llm,
-            transform_context=self._transform_context(),
+            convert_to_llm=settings.convert_to_llm,
+            transform_context=self._transform_context(settings.compaction),
             get_api_key=self.get_api_key,
             get_steering_messages=get_steering_messages,
             get_follow_up_messages=self._follow_up.drain,
             tool_execution=self.tool_execution,
-            before_tool_call=self.before_tool_call,
+            before_tool_call=settings.before_tool_call,
             after_tool_call=self.after_tool_call,
             prepare_next_turn=(lambda ctx: prepare(ctx, signal)) if prepare else None,
             should_stop_after_turn=should_stop,
-            stream_options=self.stream_options.model_copy(
-                update={"reasoning": None if level == "off" else level}
-            ),
+            stream_options=self.stream_options.model_copy(update=update),
         )
 
-    def _should_stop(self, signal: AbortSignal) -> Callable[[TurnContext], Any] | None:
+    def _should_stop(
+        self, signal: AbortSignal, settings: _Settings
+    ) -> Callable[[TurnContext], Any] | None:
         """The loop's ``should_stop_after_turn``: the user's hook, then this run's limits."""
         user = self.should_stop_after_turn
         limits = RunLimits(
-            max_turns=self.max_turns,
-            max_cost=self.max_cost,
-            budget=self.budget,
+            max_turns=settings.max_turns,
+            max_cost=settings.max_cost,
+            budget=settings.budget,
             spent=lambda: self.spent,
             continues=lambda turn: would_continue(turn, self.has_queued_messages),
         )
@@ -517,18 +645,22 @@ class Agent:
 
         return should_stop
 
-    def _check_budget(self) -> None:
-        if self.budget is not None:
+    def _check_budget(self, budget: float | None) -> None:
+        if budget is not None:
             spent = self.spent
-            if spent >= self.budget:
-                raise BudgetExceededError(budget_note(self.budget, spent, scope="conversation"))
+            if spent >= budget:
+                raise BudgetExceededError(budget_note(budget, spent, scope="conversation"))
 
-    async def _run(self, execute: Callable[[AbortSignal], Awaitable[None]]) -> None:
+    async def _run(
+        self, execute: Callable[[_ActiveRun], Awaitable[None]], settings: _Settings
+    ) -> None:
         if self._active is not None:
             raise AgentBusyError(RUN_BUSY)
         self.limit_note = None
         loop = asyncio.get_running_loop()
-        run = _ActiveRun(AbortController(), loop.create_future())
+        run = _ActiveRun(
+            AbortController(), loop.create_future(), settings, extra=settings.listeners
+        )
         self._active = run
         self.state.is_streaming = True
         self.state.streaming_message = None
@@ -546,11 +678,11 @@ class Agent:
             raise
 
     async def _drive(
-        self, run: _ActiveRun, execute: Callable[[AbortSignal], Awaitable[None]]
+        self, run: _ActiveRun, execute: Callable[[_ActiveRun], Awaitable[None]]
     ) -> None:
         try:
             try:
-                await execute(run.controller.signal)
+                await execute(run)
             except Exception as exc:
                 await self._handle_run_failure(exc, run.controller.signal)
         finally:
@@ -598,6 +730,11 @@ class Agent:
         self._reduce(event)
         signal = run.controller.signal
         listeners = self._listeners
+        extra = run.extra
+        if extra:  # the run's own listeners follow the Agent's
+            if listeners is not run.own:
+                run.own, run.everyone = listeners, listeners + extra
+            listeners = run.everyone
         for subscription in listeners:
             result = subscription.call(event, signal)
             if result is not None and _isawaitable(result):
@@ -626,7 +763,10 @@ class Agent:
                     state.error_message = event.message.error_message
             case AgentEndEvent():
                 state.streaming_message = None
-            case AgentStartEvent() | TurnStartEvent() | ToolExecutionUpdateEvent():
+            case TurnStartEvent():
+                if self._active is not None:
+                    self._active.turns += 1
+            case AgentStartEvent() | ToolExecutionUpdateEvent():
                 pass
             case _:
                 assert_never(event)
@@ -642,6 +782,19 @@ async def _settle_listeners(
     await pending
     for subscription in rest:
         await maybe_await(subscription.call(event, signal))
+
+
+def _past_start(event: Any) -> bool:
+    return bool(event.type != "start")
+
+
+def _aborted(model: Model) -> AssistantMessageEventStream:
+    stream = AssistantMessageEventStream()
+    stream.push(ErrorEvent("aborted", empty_reply(model, "aborted", REQUEST_ABORTED)))
+    return stream
+
+
+_OWN = RunConfig()
 
 
 def _with_options(base: StreamOptions, options: dict[str, Any]) -> StreamOptions:

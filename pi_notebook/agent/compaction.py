@@ -12,10 +12,11 @@ last message it covers) and reused for every later request, and summarised again
 summary in it, when the context grows past the threshold once more. The transcript itself
 (``Agent.state.messages``) is never changed: only the list handed to the model is.
 
-:func:`overflow_retrying` wraps the stream function: when a provider refuses a request for
-its length (:func:`~pi_notebook.ai.is_context_overflow`) before sending anything, it compacts
-once and sends the request once more; the refusal is never seen by the loop. A request whose
-signal was aborted meanwhile (during a summary) is answered ``aborted`` without being sent.
+When a provider refuses a request for its length (:func:`~pi_notebook.ai.is_context_overflow`)
+before sending anything, the ``Agent`` compacts once (:meth:`Compactor.compact` on
+``last_input``) and sends the request once more, where it makes its requests; the refusal is
+never seen by the loop. A request whose signal was aborted meanwhile (during a summary) is
+answered ``aborted`` without being sent.
 
 A failed or aborted summary request leaves the context as it was (the run goes on, or ends at
 the abort); nothing here raises into the loop.
@@ -23,29 +24,19 @@ the abort); nothing here raises into the loop.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..ai import (
-    REQUEST_ABORTED,
     AbortSignal,
     AgentMessage,
     AssistantMessage,
-    AssistantMessageEvent,
-    AssistantMessageEventStream,
     Context,
-    ErrorEvent,
     Model,
-    StreamFunction,
-    StreamOptions,
     ToolCall,
-    empty_reply,
-    is_context_overflow,
     maybe_await,
 )
-from .request_purpose import requesting
 from .sizes import estimate_tokens, message_chars
 from .summarise import is_summary, reply_text, summary_message, summary_request
 
@@ -231,72 +222,9 @@ class Compactor:
         return cut
 
 
-def overflow_retrying(
-    stream_fn: StreamFunction,
-    compactor: Compactor,
-    convert_to_llm: Callable[[list[AgentMessage]], Any],
-) -> StreamFunction:
-    """``stream_fn`` that answers a context-overflow refusal with one compaction and one retry.
-
-    Only a refusal that comes before any content can be retried (it always does: providers
-    refuse a request before streaming); everything else passes through unchanged, run by run.
-    """
-
-    def stream(
-        model: Model, context: Context, options: StreamOptions | None = None
-    ) -> AssistantMessageEventStream:
-        return AssistantMessageEventStream.from_event_runs(_runs(model, context, options))
-
-    async def _runs(
-        model: Model, context: Context, options: StreamOptions | None
-    ) -> AsyncIterator[Iterable[AssistantMessageEvent]]:
-        signal = options.signal if options is not None else None
-        if signal is not None and signal.aborted:  # aborted in transform_context (a summary)
-            yield (ErrorEvent("aborted", empty_reply(model, "aborted", REQUEST_ABORTED)),)
-            return
-        response = await maybe_await(stream_fn(model, context, options))
-        held: list[AssistantMessageEvent] = []
-        deciding = True
-        async for run in response.runs():
-            if not deciding:
-                yield run
-                continue
-            events = iter(run)
-            for event in events:
-                if event.type == "start":
-                    held.append(event)
-                    continue
-                deciding = False
-                if event.type == "error" and is_context_overflow(event.error):
-                    retry = await _compacted(context, options)
-                    if retry is not None:
-                        with requesting("retry"):
-                            again = await maybe_await(stream_fn(model, retry, options))
-                        async for retry_run in again.runs():
-                            yield retry_run
-                        return
-                yield itertools.chain(held, (event,), events)
-                break
-        if deciding and held:
-            yield held
-
-    async def _compacted(context: Context, options: StreamOptions | None) -> Context | None:
-        messages = compactor.last_input
-        if not compactor.enabled or messages is None:
-            return None
-        signal = options.signal if options is not None else None
-        if await compactor.compact(messages, signal) is None:
-            return None
-        llm = list(await maybe_await(convert_to_llm(compactor.view(messages))))
-        return Context(system_prompt=context.system_prompt, messages=llm, tools=context.tools)
-
-    return stream
-
-
 __all__ = [
     "DEFAULT_KEEP_FRACTION",
     "DEFAULT_THRESHOLD",
     "Compaction",
     "Compactor",
-    "overflow_retrying",
 ]

@@ -23,8 +23,8 @@ from ..ai import (
     StreamOptions,
     TextContent,
     UserMessage,
-    content_text,
     maybe_await,
+    message_text,
     now_ms,
 )
 
@@ -83,7 +83,7 @@ def _lines(message: Any) -> list[str]:
         if message.stop_reason in ("error", "aborted"):
             lines.append(f"[assistant {message.stop_reason}]: {message.error_message or ''}")
         return lines
-    text = _cut(content_text(getattr(message, "content", "")), MESSAGE_CHARS)
+    text = _cut(message_text(message), MESSAGE_CHARS)
     if role == "toolResult":
         flag = " (error)" if message.is_error else ""
         return [f"[tool result of {message.tool_name}{flag}]: {text}"]
@@ -118,7 +118,7 @@ async def request_summary(
 
 
 def reply_text(message: AssistantMessage) -> str:
-    return "".join(b.text for b in message.content if b.type == "text").strip()
+    return message_text(message, images=False, separator="").strip()
 
 
 __all__ = [

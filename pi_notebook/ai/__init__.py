@@ -35,6 +35,7 @@ from .faux import (
     faux_tool_call,
     register_faux_provider,
 )
+from .message_text import message_text
 from .overflow import is_context_overflow
 from .partial import REQUEST_ABORTED, end_event, grow_text, grow_thinking, grow_tool_call
 from .registry import (
@@ -71,7 +72,6 @@ from .types import (
     Usage,
     UsageCost,
     UserMessage,
-    content_text,
     dump_transcript,
     empty_reply,
     empty_usage,
@@ -137,7 +137,6 @@ __all__ = [
     "camel",
     "clean_surrogates",
     "complete",
-    "content_text",
     "dump_event",
     "dump_transcript",
     "empty_reply",
@@ -155,6 +154,7 @@ __all__ = [
     "is_context_overflow",
     "is_secret_env_name",
     "maybe_await",
+    "message_text",
     "now_ms",
     "parse_agent_message",
     "parse_message",

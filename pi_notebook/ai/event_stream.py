@@ -142,6 +142,24 @@ class EventStream(Generic[E, R]):
             self._result = asyncio.get_running_loop().create_future()
         return await self._result
 
+    async def peek(self, enough: Callable[[E], bool]) -> list[E]:
+        """Wait, taking nothing, until an event for which ``enough(event)`` is true has been
+        produced or the stream has ended; returns the events produced so far (they stay for
+        the consumer, in order). What a caller decides on before it hands the stream on."""
+        queue = self._queue
+        while not any(enough(event) for event in queue):
+            if self._run is not None:
+                event = next(self._follow(self._run), None)  # one event of the pulled run
+                if event is not None:
+                    queue.append(event)
+            elif self._done:
+                break
+            elif self._source is None:
+                await self._wait_for_push()
+            elif not await self._pull_run():
+                break
+        return list(queue)
+
     # -- internals ---------------------------------------------------------------------------
 
     def _follow(self, run: Iterator[E]) -> Iterator[E]:

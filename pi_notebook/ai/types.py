@@ -237,21 +237,6 @@ class Model(WireModel):
             self.name = self.id
 
 
-def content_text(content: Any) -> str:
-    """A user or tool-result content's text, one block a line, an image as ``[image MIME]``
-    (as transcripts and summaries write it)."""
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content or ():
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "image":
-            parts.append(f"[image {block.mime_type}]")
-    return "\n".join(parts)
-
-
 def empty_reply(
     model: Model,
     stop_reason: StopReason = "stop",

@@ -20,12 +20,11 @@ with ``ast.literal_eval`` only) and never keeps a value from the namespace after
 from __future__ import annotations
 
 import ast
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from ..agent import Agent
+from ..agent import Agent, AgentEvent, ToolExecutionEndEvent, ToolExecutionStartEvent
 from ..ai import redact
 from ..settings import CODE_CELL
 from .config import settings
@@ -193,18 +192,20 @@ class CodeRecorder:
                 return bool(item.writes_namespace)
         return False
 
-    def __call__(self, event: Any, signal: Any = None) -> None:
-        kind = event.type
-        if kind == "tool_execution_start":
-            if self._writes(event.tool_name):
-                self._args[event.tool_call_id] = event.args
-        elif kind == "tool_execution_end" and event.tool_call_id in self._args:
-            args = self._args.pop(event.tool_call_id)
-            block = self._block(event, args if isinstance(args, dict) else {})
-            if block is not None:
-                self.run.blocks.append(block)
+    def __call__(self, event: AgentEvent, signal: Any = None) -> None:
+        match event:
+            case ToolExecutionStartEvent():
+                if self._writes(event.tool_name):
+                    self._args[event.tool_call_id] = event.args
+            case ToolExecutionEndEvent() if event.tool_call_id in self._args:
+                args = self._args.pop(event.tool_call_id)
+                block = self._block(event, args if isinstance(args, dict) else {})
+                if block is not None:
+                    self.run.blocks.append(block)
+            case _:
+                pass
 
-    def _block(self, event: Any, args: dict[str, Any]) -> CodeBlock | None:
+    def _block(self, event: ToolExecutionEndEvent, args: dict[str, Any]) -> CodeBlock | None:
         call_id, tool_name = event.tool_call_id, event.tool_name
         details = getattr(event.result, "details", None)
         writes = _names(details.get("namespace_diff") if isinstance(details, dict) else None)
@@ -238,35 +239,39 @@ class CodeRecorder:
 # -- the last run's code, per conversation --------------------------------------------------------
 
 
-@dataclass
-class _Record:
-    last: RunCode
-    last_writing: RunCode | None
+class CodeRecord:
+    """A conversation's last run's code and its last run that wrote (what ``%agent undo``
+    takes back): kept on the :class:`~.conversation.Conversation`."""
+
+    def __init__(self) -> None:
+        self.last: RunCode | None = None
+        self.last_writing: RunCode | None = None
+
+    def remember(self, run: RunCode) -> None:
+        """``run`` is the last run (and the last writing run if it wrote)."""
+        self.last = run
+        if run.wrote:
+            self.last_writing = run
+
+    def after_undo(self, restored: Iterable[str], removed: Iterable[str], left: bool) -> None:
+        """``%agent undo`` undid the last writing run (the one the undo journal holds)."""
+        if self.last_writing is not None:
+            self.last_writing.after_undo(restored, removed, left)
 
 
-_records: weakref.WeakKeyDictionary[Agent, _Record] = weakref.WeakKeyDictionary()
+class HasCode(Protocol):
+    @property
+    def code(self) -> CodeRecord: ...
 
 
-def remember(agent: Agent, run: RunCode) -> None:
-    """``run`` is ``agent``'s last run (and its last writing run if it wrote)."""
-    record = _records.get(agent)
-    previous = record.last_writing if record is not None else None
-    _records[agent] = _Record(run, run if run.wrote else previous)
+def last_code(conversation: HasCode | Agent | None) -> RunCode | None:
+    """The code of the conversation's (or the Agent's conversation's) last ``%%agent`` run,
+    if it had one."""
+    if isinstance(conversation, Agent):
+        from .session import get_session
 
-
-def last_code(agent: Agent | None) -> RunCode | None:
-    """The code of ``agent``'s last ``%%agent`` run, if it had one."""
-    record = _records.get(agent) if agent is not None else None
-    return record.last if record is not None else None
-
-
-def after_undo(
-    agent: Agent | None, restored: Iterable[str], removed: Iterable[str], left: bool
-) -> None:
-    """``%agent undo`` undid ``agent``'s last writing run (the one its undo record holds)."""
-    record = _records.get(agent) if agent is not None else None
-    if record is not None and record.last_writing is not None:
-        record.last_writing.after_undo(restored, removed, left)
+        conversation = get_session().conversation_of(conversation)
+    return conversation.code.last if conversation is not None else None
 
 
 # -- offering the cell -------------------------------------------------------------------------
@@ -320,11 +325,11 @@ def off_reason(*, no_code_cell: bool, plain: bool, background: bool) -> str | No
     return None
 
 
-def finish_run(shell: Any, agent: Agent, recorder: CodeRecorder, off: str | None) -> RunCode:
+def finish_run(shell: Any, record: CodeRecord, recorder: CodeRecorder, off: str | None) -> RunCode:
     """End of a run: remember its code and offer it as the next cell unless ``off`` says why
     not (or the request is headless)."""
     run = recorder.run
-    remember(agent, run)
+    record.remember(run)
     if run.has_code():
         reason = off if off is not None else headless_reason(shell)
         if reason is None and offer(shell, run.text()):
@@ -337,13 +342,13 @@ def finish_run(shell: Any, agent: Agent, recorder: CodeRecorder, off: str | None
 CODE_USAGE = "%agent code: usage: %agent code [--cell]"
 
 
-def code_command(shell: Any, agent: Agent | None, args: str) -> str:
+def code_command(shell: Any, conversation: HasCode | None, args: str) -> str:
     """``%agent code [--cell]``: the last run's code (to print), or offer it as the next cell
     (then nothing to print). Raises ``ValueError`` (:data:`CODE_USAGE`) for other arguments."""
     flag = args.strip()
     if flag not in ("", "--cell"):
         raise ValueError(CODE_USAGE)
-    run = last_code(agent)
+    run = last_code(conversation)
     if run is None:
         return "no code: no %%agent run yet in this conversation"
     text = run.text()
@@ -361,9 +366,10 @@ def code_command(shell: Any, agent: Agent | None, args: str) -> str:
 __all__ = [
     "CELL_HEADER",
     "CodeBlock",
+    "CodeRecord",
     "CodeRecorder",
+    "HasCode",
     "RunCode",
-    "after_undo",
     "assignment",
     "code_command",
     "finish_run",
@@ -372,5 +378,4 @@ __all__ = [
     "literal_repr",
     "off_reason",
     "offer",
-    "remember",
 ]

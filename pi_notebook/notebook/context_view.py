@@ -1,13 +1,12 @@
 """What the model is sent: each request of a run, kept by reference and shown on demand.
 
-:class:`RequestTap` wraps the agent's public ``stream_fn`` hook for one run. The loop calls it
-right before every model request with exactly what the provider gets: the model, the
+:class:`RequestTap` is the Agent's request hook (``on_request``) for one run. The Agent awaits
+it right before every model request with exactly what the provider gets: the model, the
 ``Context`` (system prompt, the messages after ``transform_context`` and ``convert_to_llm``,
-the tool schemas) and the stream options. The tap keeps a :class:`SentRequest` per request
-(references to those message and tool lists, never copies, and the options without keys) and
-lets a listener act first, e.g. step mode holding "before the model request of turn 2" and the
-panel showing the request. The wrapper is the hook the loop documents for "the request", so it
-needs nothing of the loop's internals.
+the tool schemas), the stream options, the turn and why the request is made. The tap keeps a
+:class:`SentRequest` per request (references to those message and tool lists, never copies,
+and the options without keys) and lets a listener act first, e.g. step mode holding "before the
+model request of turn 2" and the panel showing the request.
 
 The views are built from a :class:`SentRequest` when asked for: :func:`context_summary` (the
 panel's readable list: roles, bounded previews, a token estimate), :func:`context_text`
@@ -22,14 +21,10 @@ import json
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..agent import RequestPurpose, request_purpose
-from ..ai import AbortSignal, Context, Model, StreamOptions, maybe_await, redact, redact_data
-from ..ai import stream as default_stream
-
-if TYPE_CHECKING:
-    from ..agent import Agent, AgentEvent
+from ..agent import ModelRequest, RequestPurpose
+from ..ai import AbortSignal, StreamOptions, redact, redact_data
 
 #: Characters of one message shown in the panel's list (the raw JSON has all of it).
 PREVIEW_CHARS = 300
@@ -109,10 +104,11 @@ def options_view(options: StreamOptions | None) -> dict[str, Any]:
 
 
 class RequestTap:
-    """Keeps every request of a run, numbered by the loop's turns (``turn_start`` events), so
-    a compaction summary or an overflow retry does not count as a turn of its own.
+    """The Agent's request hook for one run (``RunConfig(on_request=tap)``): keeps every
+    request of the run as a :class:`SentRequest`, numbered by the loop's turns, so a compaction
+    summary or an overflow retry keeps its turn's number.
 
-    ``before`` (if given) runs first, and may be awaited, for each request a turn sends (the
+    ``before`` (if given) runs next, and may be awaited, for each request a turn sends (the
     turn's request and its retry), not for summary requests: the panel shows and holds what the
     turn sends.
     """
@@ -123,47 +119,27 @@ class RequestTap:
     ) -> None:
         self.requests: list[SentRequest] = []
         self.before = before
-        self.turns = 0
-        """``turn_start`` events seen in the run."""
+        self._offset = 0
 
-    def install(self, agent: Agent) -> Callable[[], None]:
-        """Wrap ``agent.stream_fn`` and follow the agent's turns until the returned function is
-        called."""
-        inner = agent.stream_fn
-        call = inner if inner is not None else default_stream
+    def next_prompt(self) -> None:
+        """The next run (Interrupt & send) goes on in this tap: its turns number on."""
+        self._offset = max((r.turn for r in self.requests), default=0)
 
-        def on_event(event: AgentEvent) -> None:
-            if event.type == "turn_start":
-                self.turns += 1
-
-        async def stream_fn(
-            model: Model, context: Context, options: StreamOptions | None = None
-        ) -> Any:
-            request = SentRequest(
-                turn=max(self.turns, 1),
-                model=f"{model.provider}/{model.id}",
-                system_prompt=context.system_prompt or "",
-                messages=context.messages,
-                tools=list(context.tools or []),
-                options=options_view(options),
-                purpose=request_purpose(),
-            )
-            self.requests.append(request)
-            if self.before is not None and request.purpose != "summary":
-                pending = self.before(request, options.signal if options else None)
-                if pending is not None:
-                    await pending
-            return await maybe_await(call(model, context, options))
-
-        agent.stream_fn = stream_fn
-        unsubscribe = agent.subscribe(on_event)
-
-        def restore() -> None:
-            unsubscribe()
-            if agent.stream_fn is stream_fn:
-                agent.stream_fn = inner
-
-        return restore
+    def __call__(self, request: ModelRequest) -> Awaitable[None] | None:
+        model, context = request.model, request.context
+        sent = SentRequest(
+            turn=self._offset + max(request.turn, 1),
+            model=f"{model.provider}/{model.id}",
+            system_prompt=context.system_prompt or "",
+            messages=context.messages,
+            tools=list(context.tools or []),
+            options=options_view(request.options),
+            purpose=request.purpose,
+        )
+        self.requests.append(sent)
+        if self.before is not None and sent.purpose != "summary":
+            return self.before(sent, request.signal)
+        return None
 
 
 def turn_request(requests: list[SentRequest], turn: int) -> SentRequest | None:

@@ -7,7 +7,8 @@ the namespace (VS Code); without one nothing is saved automatically (``%agent sa
 works). ``PI_NOTEBOOK_SESSIONS=off`` (or ``pi_notebook.notebook.settings.sessions = False``)
 turns saving off.
 
-When: :meth:`Conversations.track` subscribes a listener to each agent a ``%%agent`` cell uses;
+When: :meth:`Conversations.track` subscribes a :class:`Saver` (which the conversation keeps) to
+each agent a ``%%agent`` cell uses;
 after every ``agent_end`` the whole conversation is written (:mod:`.transcript_file`: atomic,
 one message per line, keys never in it, texts redacted). A file this kernel neither wrote nor
 resumed (one saved before a restart) is never written over: on the first save it is renamed
@@ -36,15 +37,14 @@ from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agent import Agent
+from ..agent import Agent, AgentEndEvent, AgentEvent
 from ..ai import FauxProvider, Model, redact
 from ..settings import NOTEBOOK_PATH
 from .config import settings
 from .history_repair import close_unanswered_calls
 from .models import ModelError, model_from_name
-from .session import NotebookSession
 from .transcript_file import (
     FileHeader,
     LineCache,
@@ -55,6 +55,9 @@ from .transcript_file import (
     read,
     write,
 )
+
+if TYPE_CHECKING:
+    from .session import NotebookSession
 
 DEFAULT = "default"
 FOLDER = ".pi_notebook"
@@ -173,7 +176,11 @@ def _restore_model(
 
 
 @dataclass
-class _Tracked:
+class Saver:
+    """Writes one conversation's file after each of its runs; the
+    :class:`~.conversation.Conversation` keeps it (``conversation.saver``)."""
+
+    key: str
     agent: weakref.ref[Agent]
     unsubscribe: Callable[[], None]
     namespace: MutableMapping[str, Any]
@@ -185,7 +192,8 @@ class Conversations:
     """The kernel's saved conversations: which agent saves where, and what it may overwrite."""
 
     def __init__(self) -> None:
-        self._tracked: dict[str, _Tracked] = {}
+        self._savers: dict[str, Saver] = {}
+        """The saver writing each conversation name's file (one agent per name)."""
         self._owned: set[Path] = set()
         """Files this kernel wrote or resumed: its own to overwrite."""
         self._stopped: set[Path] = set()
@@ -195,27 +203,27 @@ class Conversations:
 
     def track(
         self, key: str, agent: Agent, namespace: MutableMapping[str, Any], report: Report
-    ) -> None:
-        """Save ``agent`` as conversation ``key`` after each of its runs (idempotent)."""
-        tracked = self._tracked.get(key)
+    ) -> Saver:
+        """Save ``agent`` as conversation ``key`` after each of its runs (idempotent); the
+        :class:`Saver` doing it."""
+        tracked = self._savers.get(key)
         if tracked is not None:
             if tracked.agent() is agent:
                 tracked.namespace, tracked.report = namespace, report
-                return
+                return tracked
             tracked.unsubscribe()  # ``--new``: the name now belongs to another agent
 
-        def on_event(event: Any) -> None:
-            if event.type == "agent_end":
-                self.save(key)
+        def on_event(event: AgentEvent) -> None:
+            match event:
+                case AgentEndEvent():
+                    self.save(key)
+                case _:
+                    pass
 
         unsubscribe = agent.subscribe(on_event)
-        self._tracked[key] = _Tracked(weakref.ref(agent), unsubscribe, namespace, report)
-
-    def key_of_agent(self, agent: Agent) -> str | None:
-        for key, tracked in self._tracked.items():
-            if tracked.agent() is agent:
-                return key
-        return None
+        saver = Saver(key, weakref.ref(agent), unsubscribe, namespace, report)
+        self._savers[key] = saver
+        return saver
 
     def path_of(self, key: str, namespace: Mapping[str, Any]) -> Path | None:
         """Where ``key`` is saved automatically; ``None`` without a notebook path."""
@@ -224,7 +232,7 @@ class Conversations:
 
     def save(self, key: str) -> Path | None:
         """Write conversation ``key`` to its file now (the ``agent_end`` listener calls it)."""
-        tracked = self._tracked.get(key)
+        tracked = self._savers.get(key)
         agent = tracked.agent() if tracked is not None else None
         if tracked is None or agent is None or not settings.sessions_on():
             return None
@@ -392,14 +400,15 @@ class Conversations:
         agent: Agent,
         session: NotebookSession,
         namespace: MutableMapping[str, Any],
+        key: str | None = None,
     ) -> str:
-        """``%agent load PATH``: any conversation file (ours, or a Pi transcript)."""
+        """``%agent load PATH``: any conversation file (ours, or a Pi transcript); ``key`` is
+        the name the conversation saves under, if it saves."""
         try:
             loaded = read(path)
         except TranscriptFileError as exc:
             raise ConversationError(f"%agent load: {exc}") from None
         text = self.restore(agent, loaded, session, namespace)
-        key = self.key_of_agent(agent)
         own = self.path_of(key, namespace) if key is not None else None
         if own is not None and own.resolve() == path.resolve():
             self._owned.add(own)  # the conversation's own file, loaded by path: as a resume
@@ -419,6 +428,7 @@ __all__ = [
     "KERNEL_ID",
     "ConversationError",
     "Conversations",
+    "Saver",
     "file_for",
     "get_conversations",
     "key_of",

@@ -7,8 +7,11 @@ carries a limit: ``--max-tokens N`` for that cell, else the Agent's own ``max_to
 ``stream_options.max_tokens``, left as it is), else the model's ``max_tokens``, else the
 catalogue's value for the model's id (a hand-made ``Model`` of a known model), else
 :data:`DEFAULT_MAX_TOKENS`, a conservative default for an unknown local model. A default (not
-a value the user gave) is clamped, as Pi does, to the context window minus the conversation's
-estimated size and a safety margin, estimated once when the cell starts.
+a value the user gave) is clamped, as Pi does, to the context window minus the size of what is
+sent and a safety margin: for each request, on the context actually sent (a compacted one after
+a compaction, a summary request's own), never below :data:`MIN_OUTPUT_TOKENS` (or the default
+itself when it is lower), so a request never asks for ``max_tokens: 1``. The limit reaches the
+Agent as the run's ``RunConfig.max_tokens``; the Agent's own options are never written.
 
 This module must never touch the network or read keys; the catalogue is imported lazily.
 """
@@ -16,16 +19,19 @@ This module must never touch the network or read keys; the catalogue is imported
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ..agent import Agent
-from ..ai import Model
-from .estimate import estimate_context_tokens
+from ..agent import Agent, MaxTokens
+from ..ai import Context, Model
+from .estimate import estimate_request_tokens
 
 DEFAULT_MAX_TOKENS = 4096
 #: Tokens Pi keeps free in the context window beyond the prompt (``CONTEXT_SAFETY_TOKENS``).
 CONTEXT_SAFETY_TOKENS = 4096
+#: The least a clamped default asks for (a summary, a reply after compaction): never 1.
+MIN_OUTPUT_TOKENS = 1024
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,9 @@ class OutputLimit:
     tokens: int
     source: str
     """Where the value came from, for ``%agent status``."""
+    ceiling: int = 0
+    """For a default clamped to the context window: the default (each request is clamped
+    again on what it sends); 0 for a value the user gave."""
 
     def text(self) -> str:
         return f"{self.tokens} tokens per reply (from {self.source})"
@@ -62,8 +71,22 @@ def _default(model: Model) -> tuple[int, str]:
     return DEFAULT_MAX_TOKENS, "the default for a model without max_tokens"
 
 
+def room_for_reply(model: Model, ceiling: int, sent_tokens: int) -> int:
+    """``ceiling`` clamped to what the context window leaves after ``sent_tokens`` (and Pi's
+    safety margin), never below :data:`MIN_OUTPUT_TOKENS` or ``ceiling`` when that is lower."""
+    if model.context_window <= 0:
+        return ceiling
+    room = model.context_window - sent_tokens - CONTEXT_SAFETY_TOKENS
+    return max(min(ceiling, MIN_OUTPUT_TOKENS), min(ceiling, room))
+
+
+def _sent_tokens(messages: Sequence[Any], system_prompt: str, tools: Sequence[Any]) -> int:
+    return estimate_request_tokens(messages, system_prompt, tools)
+
+
 def output_limit(agent: Agent, cell_value: int | None = None) -> OutputLimit:
-    """The limit a cell's requests carry (see the module docstring)."""
+    """The limit a cell's requests carry (see the module docstring), as it stands for what the
+    next request would send (the conversation through its compaction summary)."""
     if cell_value is not None:
         return OutputLimit(cell_value, "--max-tokens")
     own = agent.stream_options.max_tokens
@@ -73,34 +96,37 @@ def output_limit(agent: Agent, cell_value: int | None = None) -> OutputLimit:
     tokens, source = _default(model)
     if model.context_window > 0:
         state = agent.state
-        used = estimate_context_tokens(state.messages, state.system_prompt, state.tools)
-        room = max(1, model.context_window - used - CONTEXT_SAFETY_TOKENS)
-        if room < tokens:
-            return OutputLimit(room, f"{source}, clamped to the room left in the context window")
+        view = agent.compaction.view(state.messages) if agent.compaction.enabled else state.messages
+        clamped = room_for_reply(
+            model, tokens, _sent_tokens(view, state.system_prompt, state.tools)
+        )
+        if clamped < tokens:
+            source = f"{source}, clamped to the room left in the context window"
+        return OutputLimit(clamped, source, ceiling=tokens)
     return OutputLimit(tokens, source)
 
 
-def _set_max_tokens(agent: Agent, tokens: int | None) -> None:
-    agent.stream_options = agent.stream_options.model_copy(update={"max_tokens": tokens})
+def run_max_tokens(limit: OutputLimit) -> MaxTokens:
+    """The run's ``RunConfig.max_tokens``: the value the user gave, or the default clamped
+    again for each request on the context it sends."""
+    ceiling = limit.ceiling
+    if not ceiling:
+        return limit.tokens
 
+    def per_request(model: Model, context: Context) -> int:
+        sent = _sent_tokens(context.messages, context.system_prompt or "", context.tools or ())
+        return room_for_reply(model, ceiling, sent)
 
-def apply_limit(agent: Agent, limit: OutputLimit) -> Callable[[], None]:
-    """Set the limit in ``agent.stream_options`` for one cell; returns what puts the Agent's
-    own value back (only that field: other options changed meanwhile stay)."""
-    previous = agent.stream_options.max_tokens
-    _set_max_tokens(agent, limit.tokens)
-
-    def restore() -> None:
-        _set_max_tokens(agent, previous)
-
-    return restore
+    return per_request
 
 
 __all__ = [
     "CONTEXT_SAFETY_TOKENS",
     "DEFAULT_MAX_TOKENS",
+    "MIN_OUTPUT_TOKENS",
     "OutputLimit",
-    "apply_limit",
     "catalogue_max_tokens",
     "output_limit",
+    "room_for_reply",
+    "run_max_tokens",
 ]

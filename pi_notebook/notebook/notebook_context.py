@@ -128,6 +128,16 @@ class NotebookContext:
     def on(self) -> bool:
         return NOTEBOOK_CONTEXT.value() if self.enabled is None else self.enabled
 
+    def status_line(self, messages: Sequence[Any]) -> str:
+        """``%agent status``'s line: on or off, the budget, what the last context held."""
+        if not self.on:
+            return "notebook context: off (%agent notebook-context on turns it on)"
+        line = f"notebook context: on, up to {CONTEXT_CHARS.value()} characters a run"
+        last = next((m for m in reversed(messages) if is_notebook_context(m)), None)
+        if last is not None:
+            line += f"; last sent: {describe(last).removeprefix('notebook context: ')}"
+        return line
+
     def forget(self) -> None:
         """The conversation lost its messages: its next run is shown the last cells again."""
         self.seen = None

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..ai import content_text, redact
+from ..ai import message_text, redact
 from .notebook_context import is_notebook_context
 
 LENGTH_NOTE = "cut off at the output limit; raise it with %%agent --max-tokens N"
@@ -38,10 +38,10 @@ def _message_lines(message: Any) -> list[str]:
     if is_notebook_context(message):  # the model's, not the conversation's: %agent context
         return []
     if role == "user":
-        return [f"user: {_indent(content_text(message.content))}"]
+        return [f"user: {_indent(message_text(message))}"]
     if role == "toolResult":
         flag = " (error)" if message.is_error else ""
-        text = preview(content_text(message.content))
+        text = preview(message_text(message))
         return [f"tool {message.tool_name}{flag}: {_indent(text)}"]
     if role == "assistant":
         lines: list[str] = []
@@ -60,7 +60,7 @@ def _message_lines(message: Any) -> list[str]:
         elif message.stop_reason == "length":  # the provider's note, when it cut the reply
             lines.append(f"assistant [length]: {message.error_message or LENGTH_NOTE}")
         return lines
-    text = content_text(getattr(message, "content", ""))
+    text = message_text(message)
     return [f"{role or 'custom'}: {_indent(text)}"] if text else []
 
 
@@ -89,7 +89,7 @@ def final_text(messages: Sequence[Any]) -> str:
     """The text of the last assistant message ('' when there is none)."""
     for message in reversed(messages):
         if getattr(message, "role", None) == "assistant":
-            return "".join(b.text for b in message.content if b.type == "text")
+            return message_text(message, images=False, separator="")
     return ""
 
 

@@ -37,8 +37,12 @@ from ..agent import (
     AfterToolCallContext,
     AfterToolCallResult,
     Agent,
+    AgentEvent,
     AgentTool,
     AgentToolResult,
+    MessageEndEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionUpdateEvent,
     TurnContext,
 )
 from ..ai import (
@@ -85,31 +89,36 @@ class ToolRecorder:
         self.order = 0
         self._updates: dict[str, list[Any]] = {}
 
-    def __call__(self, event: Any) -> None:
-        kind = event.type
-        if kind == "tool_execution_update":
-            kept = self._updates.setdefault(event.tool_call_id, [])
-            if len(kept) < MAX_UPDATES:
-                kept.append(_content(event.partial_result))
-        elif kind == "tool_execution_end":
-            result = event.result
-            tool = next((t for t in self.agent.state.tools if t.name == event.tool_name), None)
-            line: dict[str, Any] = {
-                "kind": TOOL_LINE,
-                "order": self.order,
-                "toolCallId": event.tool_call_id,
-                "toolName": event.tool_name,
-                "content": _content(result),
-                "isError": bool(event.is_error),
-                "terminate": bool(getattr(result, "terminate", False)),
-                "details": getattr(result, "details", None),
-                "updates": self._updates.pop(event.tool_call_id, []),
-                "toolExecution": self.agent.tool_execution,
-                "executionMode": tool.execution_mode if tool is not None else None,
-            }
-            self.order += 1
-            with self.path.open("a", encoding="utf-8") as file:
-                file.write(_tool_line_text(line) + "\n")
+    def __call__(self, event: AgentEvent) -> None:
+        match event:
+            case ToolExecutionUpdateEvent():
+                kept = self._updates.setdefault(event.tool_call_id, [])
+                if len(kept) < MAX_UPDATES:
+                    kept.append(_content(event.partial_result))
+            case ToolExecutionEndEvent():
+                self._write(event)
+            case _:
+                pass
+
+    def _write(self, event: ToolExecutionEndEvent) -> None:
+        result = event.result
+        tool = next((t for t in self.agent.state.tools if t.name == event.tool_name), None)
+        line: dict[str, Any] = {
+            "kind": TOOL_LINE,
+            "order": self.order,
+            "toolCallId": event.tool_call_id,
+            "toolName": event.tool_name,
+            "content": _content(result),
+            "isError": bool(event.is_error),
+            "terminate": bool(getattr(result, "terminate", False)),
+            "details": getattr(result, "details", None),
+            "updates": self._updates.pop(event.tool_call_id, []),
+            "toolExecution": self.agent.tool_execution,
+            "executionMode": tool.execution_mode if tool is not None else None,
+        }
+        self.order += 1
+        with self.path.open("a", encoding="utf-8") as file:
+            file.write(_tool_line_text(line) + "\n")
 
 
 def _tool_line_text(line: dict[str, Any]) -> str:
@@ -369,38 +378,49 @@ class ReplayDriver:
     Subscribe it after the panel, so a tool waits for the previous one's end event to have
     been shown (and, in step mode, released) before it ends."""
 
-    def __init__(self, plan: ReplayPlan, agent: Agent) -> None:
+    def __init__(self, plan: ReplayPlan) -> None:
         self.plan = plan
-        self.agent = agent
+        self.agent: Agent | None = None
         self.replies = 0
         self._batch: list[str] = []
         self._ended: dict[str, asyncio.Event] = {}
 
-    def install(self) -> None:
-        self.plan.driver = self
-        agent = self.agent
-        agent.steering_mode = "all"  # every message recorded at one boundary arrives there
+    def agent_options(self) -> dict[str, Any]:
+        """The replay Agent's constructor settings: every message recorded at one boundary
+        arrives there, the recorded tool execution, the recorded error flags, and a stop when
+        the recording has no call left."""
         sequential = self.plan.tool_execution == "sequential"
-        agent.tool_execution = "sequential" if sequential else "parallel"
-        agent.after_tool_call = self.after_tool_call
-        agent.should_stop_after_turn = self.should_stop
+        return {
+            "steering_mode": "all",
+            "tool_execution": "sequential" if sequential else "parallel",
+            "after_tool_call": self.after_tool_call,
+            "should_stop_after_turn": self.should_stop,
+        }
+
+    def install(self, agent: Agent) -> None:
+        """Drive ``agent`` (made with :meth:`agent_options`) through the plan's run."""
+        self.plan.driver = self
+        self.agent = agent
 
     def uninstall(self) -> None:
         self.plan.driver = None
 
-    def __call__(self, event: Any) -> None:
-        kind = event.type
-        if kind == "message_end" and getattr(event.message, "role", None) == "assistant":
-            calls = [b.id for b in event.message.content if getattr(b, "type", None) == "toolCall"]
-            self._batch = calls
-            self._ended = {call_id: asyncio.Event() for call_id in calls}
-            for message in self.plan.injections.get(self.replies, []):
-                self.agent.steer(message)
-            self.replies += 1
-        elif kind == "tool_execution_end":
-            ended = self._ended.get(event.tool_call_id)
-            if ended is not None:
-                ended.set()
+    def __call__(self, event: AgentEvent) -> None:
+        match event:
+            case MessageEndEvent(message=AssistantMessage() as message):
+                calls = [b.id for b in message.content if isinstance(b, ToolCall)]
+                self._batch = calls
+                self._ended = {call_id: asyncio.Event() for call_id in calls}
+                if self.agent is not None:
+                    for queued in self.plan.injections.get(self.replies, []):
+                        self.agent.steer(queued)
+                self.replies += 1
+            case ToolExecutionEndEvent():
+                ended = self._ended.get(event.tool_call_id)
+                if ended is not None:
+                    ended.set()
+            case _:
+                pass
 
     async def turn_of(self, tool_call_id: str, signal: AbortSignal | None) -> None:
         """Wait until every tool of the batch recorded as finishing earlier has ended."""

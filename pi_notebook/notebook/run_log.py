@@ -16,6 +16,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..agent import (
+    AgentEndEvent,
+    AgentEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+)
 from ..ai import redact_data
 
 _DELTAS = frozenset(("text_delta", "thinking_delta", "toolcall_delta"))
@@ -39,7 +50,7 @@ class _ToolUpdates:
 
     __slots__ = ("count", "event")
 
-    def __init__(self, event: Any) -> None:
+    def __init__(self, event: ToolExecutionUpdateEvent) -> None:
         self.event = event
         self.count = 1
 
@@ -56,51 +67,60 @@ class RunLog:
         self._deltas: _Deltas | None = None
         self._tool_updates: _ToolUpdates | None = None
 
-    def __call__(self, event: Any, signal: Any = None) -> None:
+    def __call__(self, event: AgentEvent, signal: Any = None) -> None:
         self.events += 1
-        kind = event.type
-        if kind == "message_update":
-            self.updates += 1
-            sub = event.assistant_message_event
-            sub_kind = sub.type
-            if sub_kind in _DELTAS:
-                deltas = self._deltas
-                index = sub.content_index
-                if deltas is not None and deltas.kind == sub_kind and deltas.index == index:
-                    text = deltas.text.pop(0)
-                    text += sub.delta
-                    deltas.text[0] = text
-                    deltas.count += 1
+        match event:
+            case MessageUpdateEvent():  # first: the per-token case
+                self.updates += 1
+                entry = self._update(event)
+                if entry is None:
                     return
-                self._deltas = _Deltas(sub_kind, index, sub.delta)
-                self._tool_updates = None
-                self._entries.append(self._deltas)
+            case ToolExecutionUpdateEvent():
+                updates = self._tool_updates
+                if updates is not None and updates.event.tool_call_id == event.tool_call_id:
+                    updates.count += 1
+                    updates.event = event
+                    return
+                self._tool_updates = _ToolUpdates(event)
+                self._deltas = None
+                self._entries.append(self._tool_updates)
                 return
-            deltas = self._deltas
-            if (
-                sub_kind in _ENDS
-                and deltas is not None
-                and deltas.index == sub.content_index
-                and deltas.kind == _ENDS[sub_kind]
-                and deltas.text[0] == sub.content
-            ):
-                deltas.text[0] = sub.content  # the message's own string: no second copy kept
-            entry: Any = ("message_update", sub_kind, sub.content_index)
-        elif kind == "tool_execution_update":
-            updates = self._tool_updates
-            if updates is not None and updates.event.tool_call_id == event.tool_call_id:
-                updates.count += 1
-                updates.event = event
-                return
-            self._tool_updates = _ToolUpdates(event)
-            self._deltas = None
-            self._entries.append(self._tool_updates)
-            return
-        else:
-            entry = event
+            case _:
+                entry = event
         self._deltas = None
         self._tool_updates = None
         self._entries.append(entry)
+
+    def _update(self, event: MessageUpdateEvent) -> Any:
+        """A streamed chunk: joined into the current run of deltas (None), or the entry to
+        keep for it."""
+        sub = event.assistant_message_event
+        sub_kind = sub.type  # the stream event's kind is data here: it names the record
+        if sub_kind in _DELTAS:
+            deltas = self._deltas
+            index = sub.content_index  # type: ignore[union-attr]
+            if deltas is not None and deltas.kind == sub_kind and deltas.index == index:
+                text = deltas.text.pop(0)
+                text += sub.delta  # type: ignore[union-attr]
+                deltas.text[0] = text
+                deltas.count += 1
+                return None
+            self._deltas = _Deltas(sub_kind, index, sub.delta)  # type: ignore[union-attr]
+            self._tool_updates = None
+            self._entries.append(self._deltas)
+            return None
+        deltas = self._deltas
+        index = getattr(sub, "content_index", None)
+        content = getattr(sub, "content", None)
+        if (
+            sub_kind in _ENDS
+            and deltas is not None
+            and deltas.index == index
+            and deltas.kind == _ENDS[sub_kind]
+            and deltas.text[0] == content
+        ):
+            deltas.text[0] = content  # the message's own string: no second copy kept
+        return ("message_update", sub_kind, index)
 
     def records(self) -> list[dict[str, Any]]:
         """The run as dicts (in order), redacted; each message dumped once, at its end."""
@@ -127,24 +147,26 @@ def _record(entry: Any) -> dict[str, Any]:
             "tool_name": event.tool_name,
             "updates": entry.count,
         }
-    kind = entry.type
-    record: dict[str, Any] = {"type": kind}
-    if kind in ("message_start", "message_end"):
-        message = entry.message
-        record["role"] = getattr(message, "role", None)
-        if kind == "message_end":
-            record["message"] = _dump(message)
-    elif kind in ("tool_execution_start", "tool_execution_end"):
-        record["tool_call_id"] = entry.tool_call_id
-        record["tool_name"] = entry.tool_name
-        if kind == "tool_execution_start":
+    record: dict[str, Any] = {"type": entry.type}
+    match entry:
+        case MessageStartEvent() | MessageEndEvent():
+            record["role"] = getattr(entry.message, "role", None)
+            if isinstance(entry, MessageEndEvent):
+                record["message"] = _dump(entry.message)
+        case ToolExecutionStartEvent():
+            record["tool_call_id"] = entry.tool_call_id
+            record["tool_name"] = entry.tool_name
             record["args"] = entry.args
-        else:
+        case ToolExecutionEndEvent():
+            record["tool_call_id"] = entry.tool_call_id
+            record["tool_name"] = entry.tool_name
             record["is_error"] = bool(entry.is_error)
-    elif kind == "turn_end":
-        record["tool_results"] = len(entry.tool_results or [])
-    elif kind == "agent_end":
-        record["messages"] = len(entry.messages or [])
+        case TurnEndEvent():
+            record["tool_results"] = len(entry.tool_results or [])
+        case AgentEndEvent():
+            record["messages"] = len(entry.messages or [])
+        case _:
+            pass
     return record
 
 

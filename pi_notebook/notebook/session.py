@@ -1,12 +1,12 @@
-"""The per-kernel notebook session: the default conversation and what the last run left behind.
+"""The per-kernel notebook session: the conversations by name and what the last run left behind.
 
-One :class:`NotebookSession` lives per process (``get_session()``). It owns the default
-``Agent`` (created lazily on the resolved default model), remembers which agent the last
-``%%agent`` cell used (the target of the ``%agent`` line commands), a bounded log of the last
-run (:class:`~.run_log.RunLog`), what each model request of that run was sent (``%agent
-context``: references to the messages, not copies), its final reply, and a background run if
-one was scheduled. It must never print, never touch the user namespace except through explicit
-calls from the magic, and never hold an API key.
+One :class:`NotebookSession` lives per process (``get_session()``). It keeps every
+:class:`~.conversation.Conversation` of the notebook by name (``default``, or the ``--agent NAME``
+variable; a replay's has none), which one the line commands act on (``conversation``: the last
+``%%agent`` cell's or replay's), which one ``%agent undo`` acts on (``last_cell``: the last
+``%%agent`` cell's, never a replay's), a bounded log of the last run (:class:`~.run_log.RunLog`),
+its final reply, and a background run if one was scheduled. It must never print, never touch the
+user namespace except through explicit calls from the magic, and never hold an API key.
 """
 
 from __future__ import annotations
@@ -19,73 +19,111 @@ from typing import Any
 from ..agent import Agent
 from ..ai import Model
 from .context_view import SentRequest
-from .conversation_settings import copy_settings
-from .models import ResolvedModel, check_api_key, resolve_default_model
+from .conversation import DEFAULT, Conversation, key_of
+from .models import check_api_key, resolve_default_model
 from .run_log import RunLog
 from .system_prompt import DEFAULT_SYSTEM_PROMPT
 
 
 @dataclass
 class NotebookSession:
-    default: Agent | None = None
-    current: Agent | None = None
-    """The agent of the last ``%%agent`` cell (line commands act on it)."""
-    model_source: dict[int, str] = field(default_factory=dict)
-    """Per agent (by id): why its model was chosen."""
+    conversations: dict[str, Conversation] = field(default_factory=dict)
+    """By name: ``default`` or the ``--agent`` variable (as :func:`key_of` spells it)."""
+    conversation: Conversation | None = None
+    """The conversation of the last ``%%agent`` cell or replay (line commands act on it)."""
+    last_cell: Conversation | None = None
+    """The conversation of the last ``%%agent`` cell (``%agent undo`` acts on it)."""
+    others: list[Conversation] = field(default_factory=list)
+    """Conversations of agents given by object rather than by name (kept for their source)."""
     last_run: RunLog | None = None
     """What the last ``%%agent`` run left for ``%agent events`` / ``status`` (bounded)."""
     last_reply: str = ""
-    last_requests: list[SentRequest] = field(default_factory=list)
-    """What each model request of the last run was sent (``%agent context TURN``)."""
     background: asyncio.Task[None] | None = None
+
+    @property
+    def current(self) -> Agent | None:
+        """The agent of the last ``%%agent`` cell or replay."""
+        return self.conversation.agent if self.conversation is not None else None
+
+    @property
+    def default(self) -> Agent | None:
+        found = self.conversations.get(DEFAULT)
+        return found.agent if found is not None else None
+
+    @property
+    def last_requests(self) -> list[SentRequest]:
+        """What each model request of the current conversation's last run was sent."""
+        return self.conversation.last_requests if self.conversation is not None else []
 
     @property
     def last_events(self) -> list[dict[str, Any]]:
         """The last run's events as ``%agent events`` shows them."""
         return self.last_run.records() if self.last_run is not None else []
 
-    def default_agent(self, namespace: Mapping[str, Any] | None = None) -> Agent:
+    def default_conversation(self, namespace: Mapping[str, Any] | None = None) -> Conversation:
         """The default conversation, created on the default model the first time."""
-        if self.default is None:
+        found = self.conversations.get(DEFAULT)
+        if found is None:
             resolved = resolve_default_model(namespace)
-            self.default = Agent(model=resolved.model, system_prompt=DEFAULT_SYSTEM_PROMPT)
-            self.model_source[id(self.default)] = resolved.source
-        return self.default
+            agent = Agent(model=resolved.model, system_prompt=DEFAULT_SYSTEM_PROMPT)
+            found = Conversation(agent, source=resolved.source)
+            self.conversations[DEFAULT] = found
+        return found
 
-    def target(self, namespace: Mapping[str, Any] | None = None) -> Agent:
-        """The agent line commands act on."""
-        return self.current if self.current is not None else self.default_agent(namespace)
+    def default_agent(self, namespace: Mapping[str, Any] | None = None) -> Agent:
+        return self.default_conversation(namespace).agent
+
+    def named(self, name: str, agent: Agent) -> Conversation:
+        """The conversation of ``--agent NAME`` (a new one when the variable holds another
+        agent than before)."""
+        key = key_of(name)
+        found = self.conversations.get(key)
+        if found is None or found.agent is not agent:
+            found = self.conversations[key] = Conversation(agent, name=name)
+        return found
+
+    def conversation_of(self, agent: Agent) -> Conversation:
+        """The conversation ``agent`` is the Agent of (one is made for an agent not seen yet)."""
+        for found in (*self.conversations.values(), *self.others):
+            if found.agent is agent:
+                return found
+        if self.conversation is not None and self.conversation.agent is agent:
+            return self.conversation
+        made = Conversation(agent)
+        self.others = [*self.others[-15:], made]
+        return made
+
+    def target(self, namespace: Mapping[str, Any] | None = None) -> Conversation:
+        """The conversation line commands act on."""
+        if self.conversation is not None:
+            return self.conversation
+        return self.default_conversation(namespace)
 
     def set_model(self, agent: Agent, model: Model, source: str) -> None:
         check_api_key(model)
-        agent.state.model = model
-        self.model_source[id(agent)] = source
+        self.conversation_of(agent).set_model(model, source)
 
     def source_of(self, agent: Agent) -> str:
-        return self.model_source.get(id(agent), "given")
+        return self.conversation_of(agent).source
 
     def ensure_usable(self, agent: Agent, namespace: Mapping[str, Any] | None = None) -> None:
         """Give a model-less agent the default model; check the key of the agent's model."""
         if agent.state.model.provider == "unknown":
-            resolved: ResolvedModel = resolve_default_model(namespace)
-            agent.state.model = resolved.model
-            self.model_source[id(agent)] = resolved.source
+            resolved = resolve_default_model(namespace)
+            self.conversation_of(agent).set_model(resolved.model, resolved.source)
         check_api_key(agent.state.model)
 
-    def new_default(self, namespace: Mapping[str, Any] | None = None) -> Agent:
-        """A fresh default conversation that keeps the current default's model."""
-        old = self.default
-        self.default = None
-        agent = self.default_agent(namespace) if old is None else Agent(model=old.state.model)
-        if old is not None:
-            self.model_source[id(agent)] = self.source_of(old)
-            agent.state.system_prompt = old.state.system_prompt
-            agent.state.thinking_level = old.state.thinking_level
-            copy_settings(old, agent)  # tools and approval policy
-        self.default = agent
-        if self.current is old:
-            self.current = agent
-        return agent
+    def new_default(self, namespace: Mapping[str, Any] | None = None) -> Conversation:
+        """A fresh default conversation that keeps the current default's model, system prompt,
+        thinking level, tools and approval policy."""
+        old = self.conversations.pop(DEFAULT, None)
+        if old is None:
+            return self.default_conversation(namespace)
+        fresh = old.fresh()
+        self.conversations[DEFAULT] = fresh
+        if self.conversation is old:
+            self.conversation = fresh
+        return fresh
 
 
 _session = NotebookSession()

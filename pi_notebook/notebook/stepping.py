@@ -16,7 +16,20 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from ..agent import AGENT_EVENT_TYPES
+from ..agent import (
+    AGENT_EVENT_TYPES,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from ..ai import AssistantMessage, ToolCall, ToolResultMessage
 
 Granularity: TypeAlias = Literal["lifecycle", "all", "tools"]
 GRANULARITIES: tuple[Granularity, ...] = ("lifecycle", "all", "tools")
@@ -66,36 +79,40 @@ class StepNarrator:
         self._terminate: list[bool] = []  # per ended tool: did it ask to end the run
         self._last_results = 0  # tool results of the last turn
 
-    def observe(self, event: Any) -> None:
-        kind = event.type
-        if kind in STREAMED_EVENTS:
-            return
-        if kind == "agent_start":
-            self._reset()
-        elif kind == "turn_start":
-            self.turn += 1
-        elif kind == "message_end":
-            message = event.message
-            role = getattr(message, "role", None)
-            if role == "assistant":
-                calls = [b for b in message.content if getattr(b, "type", None) == "toolCall"]
+    def observe(self, event: AgentEvent) -> None:
+        match event:
+            case MessageUpdateEvent() | ToolExecutionUpdateEvent():  # streamed: nothing to note
+                pass
+            case AgentStartEvent():
+                self._reset()
+            case TurnStartEvent():
+                self.turn += 1
+            case MessageEndEvent(message=AssistantMessage() as message):
+                calls = [b for b in message.content if isinstance(b, ToolCall)]
                 self._calls = [c.name for c in calls]
                 self._results_left = len(calls)
                 self._terminate = []
-            elif role == "toolResult":
+            case MessageEndEvent(message=ToolResultMessage()):
                 self._results_left = max(0, self._results_left - 1)
-        elif kind == "message_start" and getattr(event.message, "role", None) == "assistant":
-            self._replied = True
-        elif kind == "tool_execution_start":
-            self._running[event.tool_call_id] = event.tool_name
-        elif kind == "tool_execution_end":
-            self._running.pop(event.tool_call_id, None)
-            self._terminate.append(bool(getattr(event.result, "terminate", False)))
-        elif kind == "turn_end":
-            self._last_results = len(event.tool_results or [])
+            case MessageStartEvent(message=AssistantMessage()):
+                self._replied = True
+            case ToolExecutionStartEvent():
+                self._running[event.tool_call_id] = event.tool_name
+            case ToolExecutionEndEvent():
+                self._running.pop(event.tool_call_id, None)
+                self._terminate.append(bool(getattr(event.result, "terminate", False)))
+            case TurnEndEvent():
+                self._last_results = len(event.tool_results or [])
+            case _:
+                pass
 
     def describe(
-        self, point: str, event: Any = None, *, queued: int = 0, request: Any = None
+        self,
+        point: str,
+        event: AgentEvent | None = None,
+        *,
+        queued: int = 0,
+        request: Any = None,
     ) -> tuple[str, str]:
         """(what is held, what comes next) for a hold at ``point`` (an event type or
         :data:`MODEL_REQUEST`); ``queued`` is the number of steering / follow-up messages
@@ -137,7 +154,7 @@ class StepNarrator:
             return held, "the tool results enter the conversation"
         return f"held at {point}", "the run goes on"
 
-    def _message(self, point: str, event: Any) -> tuple[str, str]:
+    def _message(self, point: str, event: AgentEvent | None) -> tuple[str, str]:
         message = getattr(event, "message", None)
         role = getattr(message, "role", "custom")
         turn = self.turn

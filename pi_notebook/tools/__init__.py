@@ -52,7 +52,7 @@ from .cells import (
     recent_cells,
 )
 from .function_tool import is_function_tool, refresh_tools, tool
-from .journal import UndoReport
+from .journal import UndoJournal, UndoReport
 from .mcp import McpServerError, close_mcp_servers, mcp_tools, mcp_tools_async
 from .mcp import close_soon as close_mcp_servers_soon
 from .mcp import status_lines as mcp_status_lines
@@ -112,6 +112,7 @@ __all__ = [
     "McpServerError",
     "ToolError",
     "ToolNameClash",
+    "UndoJournal",
     "UndoReport",
     "Workspace",
     "approval_hook",

@@ -116,9 +116,13 @@ class Workspace:
     # -- the run boundary ------------------------------------------------------------------
 
     def record(self, conversation: Any = None) -> UndoJournal:
-        """The undo record of ``conversation`` (``None``: calls outside a conversation's run)."""
+        """The undo record of ``conversation`` (``None``: calls outside a conversation's run;
+        an :class:`UndoJournal`: that record, as its owner keeps it, e.g. the notebook's
+        ``Conversation``)."""
         if conversation is None:
             return self.journal
+        if isinstance(conversation, UndoJournal):
+            return conversation
         found = self._records.get(conversation)
         if found is None:
             found = self._records[conversation] = UndoJournal(self.undo_limit_bytes)

@@ -26,7 +26,24 @@ def _streams(outputs: list[dict[str, Any]]) -> str:
         if out.get("output_type") == "stream":
             text = out["text"]
             parts.append(text if isinstance(text, str) else "".join(text))
-    return "".join(parts)
+    return _without_settings("".join(parts))
+
+
+def _without_settings(text: str) -> str:
+    """``%agent status`` without its settings lines: they name the environment variables set
+    away from their defaults, and the stored outputs come from a plain-mode kernel outside a
+    notebook server (``PI_NOTEBOOK_UI=plain``; no ``JPY_SESSION_NAME``), unlike this one."""
+    lines = text.splitlines(keepends=True)
+    kept, skipping = [], False
+    for line in lines:
+        if line.startswith("settings"):
+            skipping = line.rstrip().endswith(":")  # a block of indented lines follows
+            continue
+        if skipping and line.startswith("  "):
+            continue
+        skipping = False
+        kept.append(line)
+    return "".join(kept)
 
 
 def test_quickstart_runs_in_the_browser(nb: Notebook, server: JupyterServer) -> None:

@@ -319,20 +319,21 @@ def test_json_of_the_payload_round_trips() -> None:
 
 
 def test_another_tool_that_writes_leaves_a_comment_not_code() -> None:
-    from types import SimpleNamespace
-
-    from pi_notebook.agent import Agent, AgentTool, AgentToolResult
+    from pi_notebook.agent import (
+        Agent,
+        AgentTool,
+        AgentToolResult,
+        ToolExecutionEndEvent,
+        ToolExecutionStartEvent,
+    )
     from pi_notebook.notebook.code_cell import CodeRecorder
-
-    def event(kind: str, call_id: str, **extra: Any) -> SimpleNamespace:
-        return SimpleNamespace(type=kind, tool_call_id=call_id, tool_name="commit", **extra)
 
     commit = AgentTool(
         name="commit", description="", parameters={}, execute=lambda *a: None, writes_namespace=True
     )
     recorder = CodeRecorder(Agent(tools=[commit]), {})
-    recorder(event("tool_execution_start", "m1", args={}))
-    recorder(event("tool_execution_end", "m1", result=AgentToolResult(), is_error=False))
+    recorder(ToolExecutionStartEvent("m1", "commit", {}))
+    recorder(ToolExecutionEndEvent("m1", "commit", AgentToolResult(), False))
     (block,) = recorder.run.blocks
     assert block.text() == (
         "# commit (tool call m1); its effects are not code and are not repeated here"

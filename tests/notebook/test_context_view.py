@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from pi_notebook.agent import Agent
+from pi_notebook.agent import Agent, RunConfig
 from pi_notebook.ai import (
     StreamOptions,
     TextContent,
@@ -27,16 +27,16 @@ from pi_notebook.notebook.context_view import (
 KEY = "sk-proj-" + "A1b2C3d4" * 6
 
 
-def test_the_tap_keeps_the_providers_own_lists_and_restores_the_hook() -> None:
+def test_the_tap_keeps_the_providers_own_lists_and_leaves_the_agent_as_it_was() -> None:
     faux = register_faux_provider(token_size=(1, 1))
     faux.set_responses([faux_assistant_message("one"), faux_assistant_message("two")])
     agent = Agent(model=faux.get_model(), system_prompt="Be brief.")
     tap = RequestTap()
-    restore = tap.install(agent)
-    asyncio.run(agent.prompt("first"))
-    asyncio.run(agent.prompt("second"))
-    restore()
-    assert agent.stream_fn is None
+    run = RunConfig(on_request=tap)  # the tap is the run's request hook
+    asyncio.run(agent.prompt("first", run=run))
+    tap.next_prompt()  # the second prompt goes on in the same tap (Interrupt & send)
+    asyncio.run(agent.prompt("second", run=run))
+    assert agent.stream_fn is None and agent.on_request is None
     sent = [r.messages for r in tap.requests]
     received = [r.context.messages for r in faux.requests]
     assert all(a is b for a, b in zip(sent, received, strict=True)), "references, not copies"

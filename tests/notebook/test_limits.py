@@ -8,7 +8,12 @@ import json
 
 from pi_notebook.agent import Agent
 from pi_notebook.ai import Model, UserMessage
-from pi_notebook.notebook.limits import DEFAULT_MAX_TOKENS, apply_limit, output_limit
+from pi_notebook.notebook.limits import (
+    DEFAULT_MAX_TOKENS,
+    MIN_OUTPUT_TOKENS,
+    output_limit,
+    run_max_tokens,
+)
 
 from .conftest import Kernel
 
@@ -45,19 +50,27 @@ def test_the_cell_the_agent_and_the_model_win_in_that_order() -> None:
     agent = Agent(model=local(max_tokens=2000), max_tokens=300)
     assert output_limit(agent).text() == "300 tokens per reply (from the Agent's max_tokens)"
     assert output_limit(agent, 77).text() == "77 tokens per reply (from --max-tokens)"
-    restore = apply_limit(agent, output_limit(agent, 77))
-    assert agent.stream_options.max_tokens == 77
-    restore()
+    assert run_max_tokens(output_limit(agent, 77)) == 77  # the run's value, not the Agent's
     assert agent.stream_options.max_tokens == 300
 
 
 def test_a_default_is_clamped_to_the_room_left_in_the_context_window() -> None:
-    agent = Agent(model=local(context_window=8192))
+    agent = Agent(model=local(context_window=12000))
     agent.state.messages.append(UserMessage(content="x" * 4000 * 4))  # ~4000 tokens
     limit = output_limit(agent)
-    assert limit.tokens == 8192 - 4000 - 4096  # Pi: window - prompt - 4096 of safety
+    assert limit.tokens == 12000 - 4000 - 4096  # Pi: window - prompt - 4096 of safety
     assert "clamped to the room left in the context window" in limit.source
     assert output_limit(agent, 5000).tokens == 5000, "a value the user gave is kept"
+
+
+def test_a_clamped_default_never_goes_below_the_floor() -> None:
+    """A full window (or a compaction summary request on it) still gets room for a reply."""
+    agent = Agent(model=local(context_window=8192))
+    agent.state.messages.append(UserMessage(content="x" * 8000 * 4))  # ~8000 tokens
+    assert output_limit(agent).tokens == MIN_OUTPUT_TOKENS == 1024
+    small = Agent(model=local(context_window=8192, max_tokens=500))
+    small.state.messages.append(UserMessage(content="x" * 8000 * 4))
+    assert output_limit(small).tokens == 500  # the model's own limit is lower: it stands
 
 
 SERVER = """

@@ -97,7 +97,7 @@ def test_missing_key_message_names_the_variable_only(monkeypatch: pytest.MonkeyP
     models.check_api_key(model)
     session = NotebookSession()
     agent = Agent(model=model)
-    session.model_source[id(agent)] = "ANTHROPIC_API_KEY"
+    session.conversation_of(agent).source = "ANTHROPIC_API_KEY"
     assert SECRET not in magic._status(session, agent)
 
 

@@ -29,8 +29,9 @@ if str(ROOT) not in sys.path:
 from pi_notebook.ai import faux_assistant_message  # noqa: E402
 from pi_notebook.ai.faux import faux_text, faux_thinking, faux_tool_call  # noqa: E402
 from pi_notebook.notebook.panel import contract  # noqa: E402
+from pi_notebook.notebook.panel.entries import initial_state  # noqa: E402
 from pi_notebook.notebook.panel.ops import OpList  # noqa: E402
-from pi_notebook.notebook.panel.state import PanelState, initial_state  # noqa: E402
+from pi_notebook.notebook.panel.reducer import PanelState  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "panel" / "fixtures" / "panel_contract.json"
 MODEL = "faux/faux-1"

@@ -15,7 +15,7 @@ from pi_notebook.agent import Agent, AgentTool, AgentToolResult
 from pi_notebook.ai import TextContent, faux_assistant_message
 from pi_notebook.ai.faux import faux_text, faux_tool_call
 from pi_notebook.notebook.panel.ops import OpList
-from pi_notebook.notebook.panel.state import PanelState
+from pi_notebook.notebook.panel.reducer import PanelState
 from pi_notebook.tools import ApprovalTimeout, approval_hook
 
 from .helpers import CapturePanel, collect_events, faux, run
@@ -320,10 +320,9 @@ async def test_the_prompt_estimate_is_the_compacted_request_that_was_sent() -> N
 
     try:
         small.set_responses([answer("r1"), faux_assistant_message("SUMMARY"), answer("r2")])
-        agent = Agent(model=small.get_model())
-        panel.attach(agent)
         tap = RequestTap(before=panel.before_request)
-        tap.install(agent)
+        agent = Agent(model=small.get_model(), on_request=tap)
+        panel.attach(agent)
         await agent.prompt("A" * 800)
         await agent.prompt("B" * 800)
     finally:

@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 
 from pi_notebook.agent import AgentTool, AgentToolResult
-from pi_notebook.ai import TextContent, faux_assistant_message
+from pi_notebook.ai import TextContent, faux_assistant_message, redact
 from pi_notebook.ai.faux import faux_text, faux_thinking, faux_tool_call
+from pi_notebook.notebook.panel.entries import initial_state
 from pi_notebook.notebook.panel.markdown import render_markdown
 from pi_notebook.notebook.panel.ops import OpList, apply_ops
-from pi_notebook.notebook.panel.state import TAIL_LIMIT, PanelState, initial_state, redact
+from pi_notebook.notebook.panel.reducer import PanelState
+from pi_notebook.notebook.panel.streaming_text import TAIL_LIMIT
 
 from .corpus import ANSWERS
 from .helpers import collect_events, failing_tool, faux, image_tool, run
@@ -160,7 +162,8 @@ def test_per_token_path_is_lean() -> None:
     for event in events:
         state.apply(event)
         if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
-            paths.append(state._blocks[0].path)
+            assert state._reply is not None
+            paths.append(state._reply._blocks[0].path)
             assert len(ops.ops) == before, "a token writes no op: the text is rendered per frame"
         before = len(ops.ops)
     # One path object per block, and the block's text is not rebuilt per token.

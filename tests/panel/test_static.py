@@ -25,7 +25,7 @@ from pi_notebook.ai.faux import faux_text, faux_thinking, faux_tool_call
 from pi_notebook.notebook.panel.assets import frontend
 from pi_notebook.notebook.panel.markdown import render_markdown
 from pi_notebook.notebook.panel.ops import OpList
-from pi_notebook.notebook.panel.state import PanelState
+from pi_notebook.notebook.panel.reducer import PanelState
 from pi_notebook.notebook.panel.static import render_static_html
 
 from .corpus import ANSWERS, HOSTILE

@@ -45,10 +45,10 @@ def two_turns_with_a_tool():  # type: ignore[no-untyped-def]
 
 
 def stepping(step: bool | str, provider: Any, tools: list[AgentTool] = ()) -> Any:  # type: ignore[assignment]
-    agent = Agent(model=provider.get_model(), tools=list(tools))
     panel = CapturePanel(step=step)
+    tap = RequestTap(before=panel.before_request)  # the request hook the magic gives a run
+    agent = Agent(model=provider.get_model(), tools=list(tools), on_request=tap)
     panel.attach(agent)
-    RequestTap(before=panel.before_request).install(agent)  # what the magic installs
     panel.handle_message({"type": "hello"})
     return agent, panel
 
@@ -278,7 +278,7 @@ async def test_the_tree_reports_held_time_apart_from_durations() -> None:
     provider = faux([faux_assistant_message("Hi.")])
     agent = Agent(model=provider.get_model())
     panel = CapturePanel(step=True, step_events=("message_start",))
-    panel._state._clock = lambda: now[0]
+    panel._state.clock._clock = lambda: now[0]
     panel.attach(agent)
     panel.handle_message({"type": "hello"})
     task = asyncio.ensure_future(agent.prompt("Hi"))
@@ -300,7 +300,7 @@ async def test_the_tree_reports_held_time_apart_from_durations() -> None:
 async def test_a_tool_cards_duration_leaves_the_held_time_out() -> None:
     now = [0.0]
     agent, panel = stepping(True, two_turns_with_a_tool(), [adder()])
-    panel._state._clock = lambda: now[0]
+    panel._state.clock._clock = lambda: now[0]
     panel._step.points = frozenset(("tool_execution_start",))
     task = asyncio.ensure_future(agent.prompt("Hi"))
     await panel.wait_for(held("tool_execution_start"))

@@ -8,9 +8,40 @@ from typing import Any
 
 from pi_notebook.agent import Agent
 from pi_notebook.ai import faux_assistant_message
+from pi_notebook.notebook.panel.ops import Op, OpBuffer, Path
 from pi_notebook.notebook.panel.transport import Transport
 
 from .helpers import CapturePanel, faux, replay
+
+
+class Source(OpBuffer):
+    """An op buffer the transport pulls from (the reducer's side, without a reducer)."""
+
+    def take_ops(self) -> list[Op]:
+        return self.take()
+
+    def drop_ops(self) -> None:
+        self.take()
+
+
+class Writer:
+    """Writes ops as the reducer does, then pokes the transport as the widget does."""
+
+    def __init__(self, send: Any, **kwargs: Any) -> None:
+        self.source = Source()
+        self.transport = Transport(send, self.source, **kwargs)
+
+    def set(self, path: Path, value: Any) -> None:
+        self.source.set(path, value)
+        self.transport.poke()
+
+    def append(self, path: Path, text: str) -> None:
+        self.source.append(path, text)
+        self.transport.poke()
+
+    def push(self, path: Path, value: Any) -> None:
+        self.source.push(path, value)
+        self.transport.poke()
 
 
 class Clock:
@@ -23,9 +54,10 @@ class Clock:
 
 def test_nothing_is_sent_before_a_view_says_hello() -> None:
     sent: list[dict[str, Any]] = []
-    transport = Transport(sent.append)
-    transport.append(["messages", 0, "text"], "lost")
-    transport.set(["status", "state"], "streaming")
+    writer = Writer(sent.append)
+    transport = writer.transport
+    writer.append(["messages", 0, "text"], "lost")
+    writer.set(["status", "state"], "streaming")
     transport.flush()
     assert sent == [] and transport.seq == 0
 
@@ -33,14 +65,15 @@ def test_nothing_is_sent_before_a_view_says_hello() -> None:
 def test_appends_to_one_path_coalesce_and_frames_are_rate_limited() -> None:
     sent: list[dict[str, Any]] = []
     clock = Clock()
-    transport = Transport(sent.append, rate=30, clock=clock)
+    writer = Writer(sent.append, rate=30, clock=clock)
+    transport = writer.transport
     transport.snapshot({"status": {}})
     path = ["messages", 0, "blocks", 0, "text"]
     for i in range(3000):  # 3 s of tokens at 1,000 a second
         clock.now = i / 1000
-        transport.append(path, "x")
+        writer.append(path, "x")
         if i % 500 == 0:
-            transport.set(["status", "turn"], i)
+            writer.set(["status", "turn"], i)
     transport.flush()
     frames = [m for m in sent if m["type"] == "deltas"]
     assert 85 <= len(frames) <= 92, len(frames)  # ~30 a second, never one per token
@@ -60,11 +93,12 @@ async def test_the_loop_timer_sends_what_is_left() -> None:
 
     # the fake clock stands still, so "b" is always within the interval whatever the
     # scheduling; only the real loop timer (1/30 s) can send it
-    transport = Transport(send, rate=30, loop=asyncio.get_running_loop(), clock=Clock())
+    writer = Writer(send, rate=30, loop=asyncio.get_running_loop(), clock=Clock())
+    transport = writer.transport
     transport.snapshot({})
-    transport.append(["t"], "a")  # first op after a long pause: sent at once
+    writer.append(["t"], "a")  # first op after a long pause: sent at once
     got.clear()
-    transport.append(["t"], "b")  # within the interval: waits for the timer
+    writer.append(["t"], "b")  # within the interval: waits for the timer
     assert [m["type"] for m in sent] == ["snapshot", "deltas"]
     await asyncio.wait_for(got.wait(), 2)
     assert sent[-1] == {"type": "deltas", "seq": 2, "ops": [["a", ["t"], "b"]]}
@@ -140,7 +174,8 @@ def test_batching_never_changes_what_the_view_ends_with() -> None:
     def check(ops: list[tuple[str, str, Any]]) -> None:
         sent: list[dict[str, Any]] = []
         clock = Clock()
-        transport = Transport(lambda m: sent.append(json.loads(json.dumps(m))), clock=clock)
+        writer = Writer(lambda m: sent.append(json.loads(json.dumps(m))), clock=clock)
+        transport = writer.transport
         initial = {"x": "", "y": "", "items": []}
         transport.snapshot(initial)
         expected = json.loads(json.dumps(initial))
@@ -149,9 +184,7 @@ def test_batching_never_changes_what_the_view_ends_with() -> None:
             if kind == "tick":
                 clock.now += value
                 continue
-            {"a": transport.append, "s": transport.set, "p": transport.push}[kind](
-                paths[key], value
-            )
+            {"a": writer.append, "s": writer.set, "p": writer.push}[kind](paths[key], value)
             apply_op(expected, [kind, [key], value])
         transport.flush()
         assert replay(sent) == expected

@@ -1,25 +1,16 @@
-"""AgentPanel: thread-safe control handlers, approvals, the synced state, the front end asset."""
+"""AgentPanel: thread-safe control handlers, approvals, the synced state (the front end it
+sends: test_frontend.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
-import shutil
-import subprocess
-import sys
 import threading
-import zipfile
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
-
 from pi_notebook.agent import Agent
 from pi_notebook.ai import AbortController, faux_assistant_message
-from pi_notebook.notebook.panel import AgentPanel
-from pi_notebook.notebook.panel.assets import BUILD, built, bundle, frontend, js_directory
 from pi_notebook.notebook.panel.widget import WIDGET_MIME
 
 from .helpers import CapturePanel, faux, replay
@@ -171,99 +162,3 @@ async def test_a_finished_panel_displays_as_its_transcript_and_closes() -> None:
     assert panel.comm is None
     assert panel._repr_mimebundle_() == panel.static_bundle()
     assert panel.snapshot["status"]["state"] == "done"
-
-
-def test_the_front_end_bundle_is_one_module_without_relative_imports() -> None:
-    esm, css = frontend()
-    assert AgentPanel._esm == esm and ".pi-panel" in css
-    assert not re.search(r"^\s*import\s", esm, re.MULTILINE)
-    assert not re.search(r"""from\s*["']\.""", esm), "no relative import left"
-    assert js_directory().name in ("js", "_js")
-    joined = bundle(js_directory())
-    assert not re.search(r"^\s*import\s", joined, re.MULTILINE)
-    assert joined.count("export default") == 1
-
-
-def test_the_minified_build_is_used_unless_a_source_is_newer(tmp_path: Any) -> None:
-    sources, build = tmp_path / "js", tmp_path / "_build"
-    sources.mkdir()
-    build.mkdir()
-    (sources / "panel.js").write_text("export default {};\n")
-    assert built(sources, build) is None, "no build: the sources are joined"
-    (build / "panel.js").write_text("export{a as default};")
-    (build / "panel.css").write_text(".pi-panel{}")
-    os.utime(sources / "panel.js", (1_000, 1_000))
-    assert built(sources, build) == ("export{a as default};", ".pi-panel{}")
-    (sources / "panel.css").write_text(".pi-panel { }")  # edited after the build
-    assert built(sources, build) is None
-    # In the wheel the sources and the build come from one build: no mtime check.
-    wheel = tmp_path / "_js"
-    wheel.mkdir()
-    (wheel / "view.js").write_text("x")
-    assert built(wheel, build) is not None
-
-
-needs_build = pytest.mark.skipif(
-    not (BUILD / "panel.js").is_file() and os.environ.get("CI", "") != "true",
-    reason="the front end is not built (cd js && npm ci && npm run build)",
-)
-
-
-@needs_build
-def test_each_panel_sends_the_minified_module(tmp_path: Any) -> None:
-    esm, css = frontend()
-    assert esm == (BUILD / "panel.js").read_text(), "the build is there and fresh"
-    joined = bundle(js_directory())
-    sources_css = (js_directory() / "panel.css").read_text()
-    assert len(esm) < 0.7 * len(joined) and len(css) < 0.9 * len(sources_css)
-
-
-@pytest.mark.kernel
-@needs_build
-@pytest.mark.timeout(300)
-def test_the_wheel_ships_the_minified_front_end(tmp_path: Any) -> None:
-    root = js_directory().parent
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(root)],
-        check=True,
-        capture_output=True,
-        timeout=240,
-    )
-    (wheel,) = tmp_path.glob("*.whl")
-    with zipfile.ZipFile(wheel) as archive:
-        names = set(archive.namelist())
-        shipped = archive.read("pi_notebook/notebook/panel/_build/panel.js").decode()
-    assert shipped == (BUILD / "panel.js").read_text()
-    assert "pi_notebook/notebook/panel/_build/panel.css" in names
-    assert "pi_notebook/notebook/panel/_js/view.js" in names, "and the sources, as the fallback"
-
-
-def test_bundle_inlines_dependencies_first(tmp_path: Any) -> None:
-    (tmp_path / "a.js").write_text('export function a() { return "a"; }\n')
-    (tmp_path / "b.js").write_text(
-        'import { a } from "./a.js";\nexport const b = () => a() + "b";\n'
-    )
-    (tmp_path / "panel.js").write_text(
-        'import { b } from "./b.js";\nimport { a } from "./a.js";\n'
-        "export default { v: b() + a() };\n"
-    )
-    out = bundle(tmp_path)
-    assert out.index("function a()") < out.index("const b =") < out.index("export default")
-    assert out.count("function a()") == 1 and "export function" not in out
-
-
-@pytest.mark.kernel
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_node_imports_the_bundle(tmp_path: Any) -> None:
-    path = tmp_path / "bundle.mjs"
-    path.write_text(frontend()[0])
-    code = f"const m = await import({json.dumps(path.as_uri())});"
-    code += " console.log(typeof m.default.render)"
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", code],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    assert done.stdout.strip() == "function"

@@ -151,29 +151,29 @@ def _opts() -> Any:
     return StreamOptions(api_key=KEY)
 
 
-async def test_the_notebooks_request_tap_numbers_the_retry_and_summary_with_their_turn(
+async def test_the_request_hook_numbers_the_retry_and_summary_with_their_turn(
     server: ScriptServer,
 ) -> None:
+    from pi_notebook.agent import RunConfig
     from pi_notebook.notebook.context_view import RequestTap, context_text, turn_request
 
     server.queue(reply("first answer"), error(400, OPENAI_OVERFLOW), reply("SUMMARY"), reply("2"))
-    agent = Agent(model=openai_model(server.url), api_key=KEY)
-    tap = RequestTap()
-    restore = tap.install(agent)
+    first = RequestTap()
+    agent = Agent(model=openai_model(server.url), api_key=KEY, on_request=first)
     await agent.prompt("first question")
-    await agent.prompt("second question")
-    restore()
-    # Four requests, two turns: the refused request, the summary and the retry are turn 2's.
+    tap = RequestTap()  # one tap per run, as the notebook keeps them: turns count per run
+    await agent.prompt("second question", run=RunConfig(on_request=tap))
+    assert [(r.turn, r.purpose) for r in first.requests] == [(1, "turn")]
+    # Three requests, one turn: the refused request, the summary and the retry are turn 1's.
     assert [(r.turn, r.purpose) for r in tap.requests] == [
         (1, "turn"),
-        (2, "turn"),
-        (2, "summary"),
-        (2, "retry"),
+        (1, "summary"),
+        (1, "retry"),
     ]
-    assert tap.requests[2].system_prompt == SUMMARY_SYSTEM
-    sent = turn_request(tap.requests, 2)
-    assert sent is tap.requests[3]  # what turn 2 answered from: the compacted retry
+    assert tap.requests[1].system_prompt == SUMMARY_SYSTEM
+    sent = turn_request(tap.requests, 1)
+    assert sent is tap.requests[2]  # what turn 1 answered from: the compacted retry
     assert context_text(sent).startswith(
-        "turn 2: the request to openai/test-model (the request again, compacted, after a "
+        "turn 1: the request to openai/test-model (the request again, compacted, after a "
         "context overflow): "
     )

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from pi_notebook.notebook.magic import _resolve_tools
 from pi_notebook.notebook.options import OptionsError, parse_options
+from pi_notebook.notebook.running import _resolve_tools
 from pi_notebook.tools import NOTEBOOK_TOOL_NAMES, tool
 
 

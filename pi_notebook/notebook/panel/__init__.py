@@ -8,8 +8,9 @@ the transcript behind. ``panel.events`` is the run's event list as data.
 
 from __future__ import annotations
 
+from ...ai import redact
 from .markdown import escape_html, render_markdown
-from .state import PanelState, redact
+from .reducer import PanelState
 from .static import render_static_html
 from .step import StepGate
 from .transport import Transport

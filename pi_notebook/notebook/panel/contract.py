@@ -3,11 +3,12 @@
 ``docs/panel-protocol.md`` explains it; ``tests/panel/contract_fixture.py`` turns these types
 into the JSON fixture the front end's tests read (``tests/panel/fixtures/panel_contract.json``),
 and ``tests/panel/test_contract.py`` checks that real panel states match them key for key.
-Change a key here, in ``state.py`` / ``widget.py`` and in ``js/`` together, then regenerate the
-fixture.
+Change a key here, in the reducer (``reducer.py`` and the modules it writes through) /
+``widget.py`` and in ``js/`` together, then regenerate the fixture.
 
 Type-only: this module must never hold behaviour (no I/O, no widgets, nothing the reducer calls
-per token). The runtime values stay plain dicts and lists, built by ``state.py``.
+per token). The runtime values stay plain dicts and lists, built by the reducer, which is typed
+with these TypedDicts (so mypy checks the paths it writes).
 """
 
 from __future__ import annotations

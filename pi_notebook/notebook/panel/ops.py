@@ -20,7 +20,8 @@ Op: TypeAlias = list[Any]
 
 
 class OpSink(Protocol):
-    """Where the reducer writes its ops (the transport, or a list in tests)."""
+    """Where the reducer writes its ops (an :class:`OpBuffer` the transport takes frames
+    from, or an :class:`OpList` in tests). A sink never calls back into the reducer."""
 
     def set(self, path: Path, value: Any) -> None: ...
 
@@ -32,8 +33,19 @@ class OpSink(Protocol):
 
     def move(self, path: Path, units: int) -> None: ...
 
-    def touch(self) -> None:
-        """There is streamed text to render: the sink may call back (its ``before_flush``)."""
+    def take(self) -> list[Op]:
+        """The ops written since the last ``take`` (the sink forgets them)."""
+        ...
+
+
+def copy_value(value: Any) -> Any:
+    """A structural copy of a state value (dicts and lists), for an op: later changes to the
+    state must not leak into an op still waiting to be sent."""
+    if isinstance(value, dict):
+        return {k: copy_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_value(v) for v in value]
+    return value
 
 
 def utf16_len(text: str) -> int:
@@ -67,8 +79,45 @@ class OpList:
     def move(self, path: Path, units: int) -> None:
         self.ops.append(["m", list(path), units])
 
-    def touch(self) -> None:
-        pass
+    def take(self) -> list[Op]:
+        ops, self.ops = self.ops, []
+        return ops
+
+
+class OpBuffer:
+    """The :class:`OpSink` of a live panel: ops wait here until the transport takes the next
+    frame's; consecutive appends to one path coalesce into one op (the per-token path: a
+    streamed tool-call argument costs a string concatenation, not an op)."""
+
+    __slots__ = ("pending",)
+
+    def __init__(self) -> None:
+        self.pending: list[Op] = []
+
+    def set(self, path: Path, value: Any) -> None:
+        self.pending.append(["s", path, value])
+
+    def push(self, path: Path, value: Any) -> None:
+        self.pending.append(["p", path, value])
+
+    def splice(self, path: Path, keep: int, text: str) -> None:
+        self.pending.append(["t", path, [keep, text]])
+
+    def move(self, path: Path, units: int) -> None:
+        self.pending.append(["m", path, units])
+
+    def append(self, path: Path, text: str) -> None:
+        pending = self.pending
+        if pending:
+            last = pending[-1]
+            if last[0] == "a" and (last[1] is path or last[1] == path):
+                last[2] += text
+                return
+        pending.append(["a", path, text])
+
+    def take(self) -> list[Op]:
+        ops, self.pending = self.pending, []
+        return ops
 
 
 def _parent(state: Any, path: Path) -> Any:
@@ -114,11 +163,13 @@ def apply_ops(state: dict[str, Any], ops: Iterable[Op]) -> dict[str, Any]:
 
 __all__ = [
     "Op",
+    "OpBuffer",
     "OpList",
     "OpSink",
     "Path",
     "apply_op",
     "apply_ops",
+    "copy_value",
     "utf16_len",
     "utf16_prefix",
 ]

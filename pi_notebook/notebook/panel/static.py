@@ -2,7 +2,7 @@
 
 When a run ends its cell's output becomes this HTML (with the plain transcript), so GitHub,
 nbviewer, nbconvert, VS Code and a JupyterLab without the kernel show the transcript with no
-widget manager. It has the live panel's structure and classes (``js/view.js``: the status
+widget manager. It has the live panel's structure and classes (``js/``, by region: the status
 line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images
 and the namespace diff, what the model was last sent, thinking and the lifecycle tree collapsed
 in ``<details>``), without the controls, so one stylesheet (``js/panel.css``, passed in) styles
@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
+from .entries import IMAGE_TYPES
 from .markdown import escape_html
-from .state import IMAGE_TYPES
 
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
-#: Characters of a tool result shown in the card (the rest is in its details), as in view.js.
+#: Characters of a tool result shown in the card (the rest is in its details), as in js/format.js.
 PREVIEW_CHARS = 600
 #: Most characters of one tool result kept in the saved transcript.
 FULL_CHARS = 20_000
-#: How states and tool statuses read (as view.js's STATE_LABELS / TOOL_LABELS).
+#: How states and tool statuses read (as js/status.js's STATE_LABELS and js/cards.js's TOOL_LABELS).
 STATE_LABELS = {
     "waiting": "waiting for the model",
     "running-tools": "running tools",
@@ -48,7 +49,7 @@ def _cut(text: str, limit: int, tail: str) -> str:
 
 
 def elapsed(ms: Any) -> str:
-    """Seconds as the panel shows them (view.js's formatElapsed)."""
+    """Seconds as the panel shows them (js/format.js's formatElapsed)."""
     seconds = max(0.0, float(ms)) / 1000 if isinstance(ms, int | float) else 0.0
     if seconds < 60:
         return f"{seconds:.1f}s"
@@ -64,9 +65,7 @@ class _Anchors:
     """Element ids of one transcript: ``PREFIX-mN`` for message N, ``PREFIX-tN`` for the Nth
     tool card (tool call ids may hold any character, so they are numbered)."""
 
-    def __init__(
-        self, prefix: str, tools: dict[str, Any], messages: list[dict[str, Any]]
-    ) -> None:
+    def __init__(self, prefix: str, tools: dict[str, Any], messages: list[dict[str, Any]]) -> None:
         self.prefix = prefix
         self.tools = {tool_id: n for n, tool_id in enumerate(tools)}
         # A tool result its card shows is not rendered: a link to it goes to that card.
@@ -203,7 +202,7 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
 
 def node_times(node: dict[str, Any]) -> str:
     """A node's own time (its span without the time held in step mode), the held time apart
-    and its updates, as view.js's ``nodeTimes`` writes them."""
+    and its updates, as js/format.js's ``nodeTimes`` writes them."""
     start, end = node.get("start"), node.get("end")
     held = node.get("held") or 0
     if isinstance(start, int | float) and isinstance(end, int | float):
@@ -216,7 +215,7 @@ def node_times(node: dict[str, Any]) -> str:
 
 
 def _lifecycle(nodes: list[dict[str, Any]], anchors: _Anchors) -> str:
-    """The Run -> Turn -> Message / Tool tree (as view.js builds it), in a collapsed box: a
+    """The Run -> Turn -> Message / Tool tree (as js/lifecycle.js builds it), in a collapsed box: a
     node with children is a disclosure, a leaf a line linking to its message or tool card."""
     children: dict[Any, list[dict[str, Any]]] = {}
     for node in nodes:
@@ -287,7 +286,7 @@ def _tokens(count: Any) -> str:
 
 
 def _context(context: Any) -> str:
-    """What the model was last sent (as view.js's context view, without the raw JSON)."""
+    """What the model was last sent (as js/context.js's view, without the raw JSON)."""
     if not isinstance(context, dict):
         return ""
     messages = context.get("messages", [])
@@ -340,7 +339,7 @@ def _context(context: Any) -> str:
     )
 
 
-def render_static_html(state: dict[str, Any], css: str = "", anchor: str = "") -> str:
+def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = "") -> str:
     """The whole run as one sanitised HTML fragment (``css``: the panel's stylesheet;
     ``anchor``: a prefix, unique in the page, for the ids the tree's links point at)."""
     status = state.get("status", {})

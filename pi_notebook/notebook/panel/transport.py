@@ -1,16 +1,16 @@
-"""The panel's transport: ops batched into numbered frames, snapshots for (re)joining views.
+"""The panel's transport: ops pulled into numbered frames, snapshots for (re)joining views.
 
-:class:`Transport` is the :class:`~.ops.OpSink` the reducer writes to. Ops wait in a buffer
-(consecutive appends to one path coalesce into one op) and go out as
-``{"type": "deltas", "seq": n, "ops": [...]}`` at most ``rate`` times a second: a flush happens
-inline when the interval has passed, otherwise a timer on the event loop sends the rest. Just
-before a frame goes out, ``before_flush`` (the reducer's ``render``) may add the ops of the text
-streamed since the last frame (``touch()`` says there is some), so that work is done once per
-frame, not per token. A
-view joins with ``hello`` (or asks ``resync`` after a gap) and gets
-``{"type": "snapshot", "seq": n, ...state}``; deltas numbered ``n + 1`` on follow it.
-Nothing is sent before a view said hello (anywidget drops messages a view was not listening
-for). It must never block, and it sends only from the thread of its event loop.
+The reducer writes ops into its own buffer and never calls the transport; the transport pulls
+them. :meth:`Transport.poke` (the widget calls it after each event it applied) says there may
+be something to send: at most ``rate`` times a second a frame is cut inline, otherwise a timer
+on the event loop cuts it. Cutting a frame takes the source's pending ops
+(:meth:`OpSource.take_ops`: the reducer renders the text streamed since the last frame then, so
+that work is done once per frame, not per token) and sends them as
+``{"type": "deltas", "seq": n, "ops": [...]}``. A view joins with ``hello`` (or asks ``resync``
+after a gap) and gets ``{"type": "snapshot", "seq": n, ...state}``; deltas numbered ``n + 1`` on
+follow it. Nothing is sent before a view said hello (anywidget drops messages a view was not
+listening for): until then the source's ops are dropped, since the snapshot carries them. It
+must never block, and it sends only from the thread of its event loop.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from .ops import Op, Path
+from .ops import Op
 
 DEFAULT_RATE = 30.0
 
@@ -36,10 +36,23 @@ class TransportStats:
     """JSON bytes of every message's content (deltas and snapshots)."""
 
 
+class OpSource(Protocol):
+    """Where the transport pulls its frames' ops from (the reducer, or an op buffer)."""
+
+    def take_ops(self) -> list[Op]:
+        """The ops written since the last take, the next frame's."""
+        ...
+
+    def drop_ops(self) -> None:
+        """Forget the ops written so far (no view follows them)."""
+        ...
+
+
 class Transport:
     def __init__(
         self,
         send: Callable[[dict[str, Any]], None],
+        source: OpSource,
         *,
         rate: float = DEFAULT_RATE,
         loop: asyncio.AbstractEventLoop | None = None,
@@ -53,58 +66,20 @@ class Transport:
         self.seq = 0
         self.ready = False
         """True once a view said hello: before that nothing is sent."""
-        self.pending: list[Op] = []
-        self.before_flush: Callable[[], None] | None = None
-        """Called (once a view is there) before each frame is cut; may add ops."""
-        self._flushing = False
+        self.source = source
         self._last_flush = float("-inf")
         self._timer: asyncio.TimerHandle | None = None
         self.measure = measure
         self.stats = TransportStats()
 
-    # -- OpSink ----------------------------------------------------------------------------
-
-    def set(self, path: Path, value: Any) -> None:
-        self._add(["s", path, value])
-
-    def push(self, path: Path, value: Any) -> None:
-        self._add(["p", path, value])
-
-    def splice(self, path: Path, keep: int, text: str) -> None:
-        self._add(["t", path, [keep, text]])
-
-    def move(self, path: Path, units: int) -> None:
-        self._add(["m", path, units])
-
-    def touch(self) -> None:
-        if self.ready:
-            self._tick()
-
-    def append(self, path: Path, text: str) -> None:
-        if not self.ready:
-            return
-        pending = self.pending
-        if pending:
-            last = pending[-1]
-            if last[0] == "a" and (last[1] is path or last[1] == path):
-                last[2] += text
-                self._tick()
-                return
-        pending.append(["a", path, text])
-        self._tick()
-
-    def _add(self, op: Op) -> None:
-        if not self.ready:
-            return
-        self.pending.append(op)
-        self._tick()
-
     # -- flushing --------------------------------------------------------------------------
 
-    def _tick(self) -> None:
-        if self._flushing:  # ops added by before_flush go into the frame being cut
-            return
-        if self._clock() - self._last_flush >= self.interval:
+    def poke(self) -> None:
+        """The source may have ops: cut a frame now if the interval has passed, else make sure
+        the timer will (before a view said hello, the ops are dropped instead)."""
+        if not self.ready:
+            self.source.drop_ops()
+        elif self._clock() - self._last_flush >= self.interval:
             self.flush()
         elif self._timer is None and self.loop is not None and not self.loop.is_closed():
             delay = max(0.0, self._last_flush + self.interval - self._clock())
@@ -115,19 +90,16 @@ class Transport:
         self.flush()
 
     def flush(self) -> None:
-        """Send the buffered ops now (if any) as the next numbered frame."""
+        """Send the source's pending ops now (if any) as the next numbered frame."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self.before_flush is not None and self.ready and not self._flushing:
-            self._flushing = True
-            try:
-                self.before_flush()
-            finally:
-                self._flushing = False
-        if not self.pending:
+        if not self.ready:
+            self.source.drop_ops()
             return
-        ops, self.pending = self.pending, []
+        ops = self.source.take_ops()
+        if not ops:
+            return
         self.seq += 1
         self._last_flush = self._clock()
         message = {"type": "deltas", "seq": self.seq, "ops": ops}
@@ -138,12 +110,12 @@ class Transport:
     def snapshot(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """Send the full ``state`` as a snapshot at the current seq; views re-base on it.
 
-        Buffered ops are dropped: ``state`` already contains them.
+        The source's pending ops are dropped: ``state`` already contains them.
         """
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self.pending = []
+        self.source.drop_ops()
         self.ready = True
         message = {**state, "type": "snapshot", "seq": self.seq}
         self._emit(message)
@@ -162,4 +134,4 @@ class Transport:
             self._timer = None
 
 
-__all__ = ["DEFAULT_RATE", "Transport", "TransportStats"]
+__all__ = ["DEFAULT_RATE", "OpSource", "Transport", "TransportStats"]

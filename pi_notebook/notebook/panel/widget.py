@@ -1,19 +1,20 @@
 """``AgentPanel``: the anywidget that shows a run live and steers it.
 
-The kernel side keeps the run's state (:class:`~.state.PanelState`), streams it to views as
+The kernel side keeps the run's state (:class:`~.reducer.PanelState`), streams it to views as
 numbered delta frames (:class:`~.transport.Transport`, at most ~30 a second, the Markdown
-rendered to HTML once per frame) after each view's ``hello``, and syncs the whole state into
-the ``state`` trait at a low rate (a notebook saved mid-run). When the run ends,
-:meth:`AgentPanel.static_bundle` is the transcript as sanitised ``text/html`` plus
+rendered to HTML once per frame) after each view's ``hello`` (the listener applies each event to
+the reducer and pokes the transport, which pulls the reducer's ops when it cuts a frame), and
+syncs the whole state into the ``state`` trait at a low rate (a notebook saved mid-run). When
+the run ends, :meth:`AgentPanel.static_bundle` is the transcript as sanitised ``text/html`` plus
 ``text/plain``, with no widget view: the ``%%agent`` magic puts it in the cell's output and then
 closes the widget, so a saved notebook reads everywhere without a widget manager and finished
-panels hold no comm. A finished panel displayed again shows that bundle. Control messages
-from the front end (abort, steer, follow-up, queue clearing, step, approvals, the raw JSON of
-the request) may arrive on another thread (comms can be dispatched on kernel subshells), so the
-handler only hands them to the agent's loop with ``call_soon_threadsafe``. The listener
-attached to the agent is synchronous on the per-token path and returns an awaitable only to
-hold an event in step mode; :meth:`AgentPanel.before_request` (called by the magic's request
-tap) shows what the model is sent and holds there when the granularity says so.
+panels hold no comm. A finished panel displayed again shows that bundle. Control messages from
+the front end (abort, steer, follow-up, queue clearing, step, approvals, the raw JSON of the
+request) may arrive on another thread (comms can be dispatched on kernel subshells), so the
+handler only hands them to the agent's loop with ``call_soon_threadsafe``. The listener attached
+to the agent is synchronous on the per-token path and returns an awaitable only to hold an event
+in step mode; :meth:`AgentPanel.before_request` (called by the magic's request tap) shows what
+the model is sent and holds there when the granularity says so.
 """
 
 from __future__ import annotations
@@ -28,15 +29,26 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from ...ai import AbortSignal
+from ...agent import (
+    AgentEndEvent,
+    AgentEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    TurnEndEvent,
+)
+from ...ai import AbortSignal, AssistantMessage, message_text
 from ...tools import ApprovalTimeout, approval_timeout, format_seconds, tool_marks
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
 from ..estimate import estimate_context_tokens, estimate_request_tokens
 from ..render import render_transcript
 from ..stepping import DEFAULT_GRANULARITY, MODEL_REQUEST, StepNarrator, hold_points
 from .assets import frontend
+from .contract import ApprovalCard, QueueItem
+from .entries import compaction_note
 from .handover import FINAL_DRAFT_WAIT, Handover
-from .state import PanelState, compaction_note
+from .ops import OpBuffer
+from .reducer import PanelState
 from .static import render_static_html
 from .step import StepGate
 from .transport import DEFAULT_RATE, Transport
@@ -49,7 +61,6 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: turn's end; views follow the deltas meanwhile, so this only serves a notebook saved mid-run).
 STATE_INTERVAL = 30.0
 _ESM, _CSS = frontend()
-_STRUCTURAL = frozenset(("message_start", "message_end", "turn_end", "agent_end"))
 
 
 class AgentPanel(anywidget.AnyWidget):
@@ -73,15 +84,13 @@ class AgentPanel(anywidget.AnyWidget):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._agent: Agent | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self.transport = Transport(self._send_message, rate=rate, measure=measure)
         granularity = "" if not step else DEFAULT_GRANULARITY if step is True else str(step)
         points = hold_points(granularity) if granularity else frozenset()
         if step_events is not None:
             points = frozenset(step_events)
         self.granularity = granularity
-        self._state = PanelState(
-            self.transport, model=model, step=bool(step), granularity=granularity
-        )
+        self._state = PanelState(OpBuffer(), model=model, step=bool(step), granularity=granularity)
+        self.transport = Transport(self._send_message, self._state, rate=rate, measure=measure)
         self._step = StepGate(
             enabled=bool(step), points=points, on_hold=self._on_hold, on_no_view=self._no_view
         )
@@ -90,7 +99,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._request: SentRequest | None = None
         self._state_interval = state_interval
         self._last_sync = time.monotonic()
-        self._approvals: dict[str, tuple[dict[str, Any], asyncio.Future[bool]]] = {}
+        self._approvals: dict[str, tuple[ApprovalCard, asyncio.Future[bool]]] = {}
         self._messages: list[Any] = []
         self._markers: dict[int, list[str]] = {}
         """Compaction markers by the index of the message they come before."""
@@ -98,7 +107,6 @@ class AgentPanel(anywidget.AnyWidget):
         self._handover = Handover()
         self.finished = False
         super().__init__(state=self._state_for_sync(), **kwargs)
-        self.transport.before_flush = self._state.render
         self.on_msg(self._on_custom_msg)
 
     def __repr__(self) -> str:
@@ -158,30 +166,48 @@ class AgentPanel(anywidget.AnyWidget):
 
     def _on_compaction(self, compaction: Compaction) -> None:
         self._state.add_compaction(compaction.count)
+        self.transport.poke()
         self._markers.setdefault(len(self._messages), []).append(compaction_note(compaction.count))
 
-    def _listener(self, event: Any, signal: AbortSignal) -> Awaitable[None] | None:
-        kind = event.type
-        if kind != "message_update":
-            self._narrator.observe(event)
-        if kind in _STRUCTURAL:
-            if kind == "agent_end" and signal.aborted:  # also when aborted during tools
-                self._state.aborted = True
-            elif kind == "message_end" and getattr(event.message, "role", "") != "assistant":
-                self._estimate_request()  # the next request holds this message: its size
-        self._state.apply(event)
-        if kind in _STRUCTURAL:
-            if kind == "message_start" or kind == "agent_end":
+    def _listener(self, event: AgentEvent, signal: AbortSignal) -> Awaitable[None] | None:
+        state = self._state
+        match event:
+            case MessageUpdateEvent():  # the per-token path: the reducer, then maybe a frame
+                state.update(event)
+                self.transport.poke()
+            case MessageStartEvent():
+                self._narrator.observe(event)
+                state.apply(event)
                 self.refresh_queue()
-            if kind == "message_end":
+                self.transport.poke()
+            case MessageEndEvent():
+                self._narrator.observe(event)
+                if not isinstance(event.message, AssistantMessage):
+                    self._estimate_request()  # the next request holds this message: its size
+                state.apply(event)
                 self._messages.append(event.message)
-            if kind == "agent_end":
+                self.transport.poke()
+            case TurnEndEvent():
+                self._narrator.observe(event)
+                state.apply(event)
+                if time.monotonic() - self._last_sync >= self._state_interval:
+                    self._sync_state()
+                self.transport.poke()
+            case AgentEndEvent():
+                self._narrator.observe(event)
+                if signal.aborted:  # also when aborted during tools
+                    state.aborted = True
+                state.apply(event)
+                self.refresh_queue()
                 self.transport.flush()
-            elif kind == "turn_end" and time.monotonic() - self._last_sync >= self._state_interval:
-                self._sync_state()
-        if self._step.should_hold(kind) and not signal.aborted:
+            case _:
+                self._narrator.observe(event)
+                state.apply(event)
+                self.transport.poke()
+        point = event.type  # the hold points are named by the event types
+        if self._step.should_hold(point) and not signal.aborted:
             self.transport.flush()
-            return self._step.hold(kind, signal, lambda: self._words(kind, event))
+            return self._step.hold(point, signal, lambda: self._words(point, event))
         return None
 
     def _estimate_request(self) -> None:
@@ -197,6 +223,7 @@ class AgentPanel(anywidget.AnyWidget):
     def set_max_tokens(self, limit: int | None) -> None:
         """The output limit of the run's requests (named when a reply is cut by it)."""
         self._state.set_max_tokens(limit)
+        self.transport.poke()
 
     def before_request(
         self, request: SentRequest, signal: AbortSignal | None
@@ -222,7 +249,9 @@ class AgentPanel(anywidget.AnyWidget):
             self._state.set_context_held(False)
             self.transport.flush()
 
-    def _words(self, point: str, event: Any, request: SentRequest | None = None) -> tuple[str, str]:
+    def _words(
+        self, point: str, event: AgentEvent | None, request: SentRequest | None = None
+    ) -> tuple[str, str]:
         agent = self._agent
         queued = len(agent.steering_queue) + len(agent.follow_up_queue) if agent else 0
         return self._narrator.describe(point, event, queued=queued, request=request)
@@ -356,10 +385,11 @@ class AgentPanel(anywidget.AnyWidget):
         agent = self._agent
         if agent is None:
             return
-        items = [{"kind": "interrupt", "text": t} for t in self._handover.interrupting]
-        items += [{"kind": "steer", "text": _message_text(m)} for m in agent.steering_queue]
-        items += [{"kind": "followup", "text": _message_text(m)} for m in agent.follow_up_queue]
+        items = [QueueItem(kind="interrupt", text=t) for t in self._handover.interrupting]
+        items += [QueueItem(kind="steer", text=_text(m)) for m in agent.steering_queue]
+        items += [QueueItem(kind="followup", text=_text(m)) for m in agent.follow_up_queue]
         self._state.set_queue(items)
+        self.transport.poke()
 
     # -- what must outlive the run (the draft, interrupt and send) ---------------------------
 
@@ -368,7 +398,7 @@ class AgentPanel(anywidget.AnyWidget):
         text = self._handover.take_interrupt()
         if text is not None:
             self._state.set_note(None)
-            self.refresh_queue()
+            self.refresh_queue()  # (it pokes the transport)
         return text
 
     async def collect_draft(self, timeout: float = FINAL_DRAFT_WAIT) -> str:
@@ -408,7 +438,7 @@ class AgentPanel(anywidget.AnyWidget):
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool] = loop.create_future()
-        card = {
+        card: ApprovalCard = {
             "tool_call_id": request.tool_call_id,
             "tool_name": request.tool_name,
             "summary": request.summary,
@@ -430,7 +460,7 @@ class AgentPanel(anywidget.AnyWidget):
             self._state.set_note(
                 f"no answer to the approval of {request.tool_name} within "
                 f"{format_seconds(timeout)}: the call was refused"
-            )
+            )  # (sent with the approvals, below)
             raise ApprovalTimeout(timeout) from None
         finally:
             if remove is not None:
@@ -449,11 +479,9 @@ class AgentPanel(anywidget.AnyWidget):
         self.transport.flush()
 
 
-def _message_text(message: Any) -> str:
-    content = getattr(message, "content", "")
-    if isinstance(content, str):
-        return content
-    return "\n".join(getattr(b, "text", "") for b in content if getattr(b, "type", "") == "text")
+def _text(message: Any) -> str:
+    """A queued message's text, as its queue line shows it."""
+    return message_text(message, images=False)
 
 
 __all__ = ["WIDGET_MIME", "AgentPanel"]

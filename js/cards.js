@@ -1,0 +1,85 @@
+// Tool cards: the tool's name, status and duration, its arguments, the result (a preview, the
+// rest in a disclosure), its images, the namespace diff, and a line when the model's call was
+// malformed and the tool did not run. A card is drawn again whole when its entry changes.
+
+import { cssEscape, h, safeImage } from "./dom.js";
+import { formatElapsed, PREVIEW_CHARS, preview } from "./format.js";
+
+const TOOL_LABELS = { "awaiting-approval": "awaiting approval", rejected: "malformed call: not run" };
+
+// "namespace — created: a; changed: b", or "namespace unchanged".
+export function diffLine(diff) {
+  const bits = ["created", "changed", "deleted"]
+    .filter((k) => diff[k] && diff[k].length)
+    .map((k) => `${k}: ${diff[k].join(", ")}`);
+  return bits.length ? `namespace — ${bits.join("; ")}` : "namespace unchanged";
+}
+
+export function createCards({ doc, root, state, disclosures }) {
+  const head = (card) => {
+    const node = h(doc, "div", "pi-tool-head");
+    const name = h(doc, "span", "pi-tool-name");
+    name.textContent = card.name;
+    const status = h(doc, "span", "pi-tool-status");
+    status.textContent = TOOL_LABELS[card.status] || card.status;
+    const duration = h(doc, "span", "pi-tool-duration");
+    duration.textContent = card.duration_ms == null ? "" : formatElapsed(card.duration_ms);
+    node.append(name, status, duration);
+    return node;
+  };
+
+  const result = (card) => {
+    const node = h(doc, "div", "pi-tool-result");
+    if (card.result_text) {
+      const text = h(doc, "pre", "pi-tool-preview");
+      text.textContent = preview(card.result_text);
+      node.append(text);
+    }
+    for (const image of card.images || []) {
+      const img = safeImage(doc, image);
+      if (img) node.append(img);
+    }
+    return node;
+  };
+
+  // The card of tool call `id` (an empty pending card until its entry arrives).
+  const render = (id) => {
+    const card = state().tools[id];
+    const node = h(doc, "div", "pi-tool-card", {
+      "data-tool-call-id": id,
+      "data-status": card ? card.status : "pending",
+    });
+    if (!card) return node;
+    node.append(head(card));
+    if (card.not_run) {
+      const line = h(doc, "div", "pi-tool-not-run");
+      line.textContent = `The model's call was malformed (${card.not_run}): the tool did not run.`;
+      node.append(line);
+    }
+    const args = h(doc, "pre", "pi-tool-args");
+    args.textContent = card.args_text;
+    node.append(args, result(card));
+    if (card.result_text && card.result_text.length > PREVIEW_CHARS) {
+      const more = disclosures.details(`tool:${id}`, "pi-tool-details", "details");
+      const full = h(doc, "pre");
+      full.textContent = card.result_text;
+      more.append(full);
+      node.append(more);
+    }
+    if (card.diff) {
+      const diff = h(doc, "div", "pi-tool-diff");
+      diff.textContent = diffLine(card.diff);
+      node.append(diff);
+    }
+    return node;
+  };
+
+  // Draw the card of `id` again wherever it is shown.
+  const update = (id) => {
+    for (const old of root.querySelectorAll(`.pi-tool-card[data-tool-call-id="${cssEscape(id)}"]`)) {
+      old.replaceWith(render(id));
+    }
+  };
+
+  return { render, update };
+}

@@ -1,0 +1,30 @@
+// Tool cards.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { setup, state } from "./helpers.js";
+import { diffLine } from "../cards.js";
+
+test("tool cards: awaiting approval, and a malformed call that did not run", () => {
+  const { doc, view } = setup();
+  const base = { args_text: "{}", start: 0, duration_ms: null, result_text: "", images: [], is_error: false, diff: null, not_run: null };
+  view.receive({
+    type: "snapshot", seq: 0,
+    ...state({
+      messages: [{ role: "assistant", blocks: [{ type: "toolCall", id: "a", name: "run_python" }, { type: "toolCall", id: "b", name: "nope" }], stop_reason: "toolUse", error: null }],
+      tools: {
+        a: { ...base, id: "a", name: "run_python", status: "awaiting-approval" },
+        b: { ...base, id: "b", name: "nope", status: "rejected", is_error: true, result_text: "Tool nope not found", not_run: "no tool of that name" },
+      },
+    }),
+  });
+  const card = (id) => doc.querySelector(`.pi-tool-card[data-tool-call-id="${id}"]`);
+  assert.equal(card("a").querySelector(".pi-tool-status").textContent, "awaiting approval");
+  assert.equal(card("b").querySelector(".pi-tool-status").textContent, "malformed call: not run");
+  assert.equal(card("b").querySelector(".pi-tool-not-run").textContent,
+    "The model's call was malformed (no tool of that name): the tool did not run.");
+});
+
+test("the namespace diff in one line", () => {
+  assert.equal(diffLine({ created: ["a", "b"], changed: [], deleted: ["c"] }), "namespace — created: a, b; deleted: c");
+  assert.equal(diffLine({ created: [], changed: [], deleted: [] }), "namespace unchanged");
+});

@@ -1,0 +1,123 @@
+"""The panel's tool cards (``tools`` of the state): one per tool call, keyed by its id.
+
+A card is made when the model starts the call (or, for a provider that sends no updates, when
+the final message or the execution names it), shows the arguments as they stream and then as
+the final JSON, and follows the execution: status, start, duration (step-mode holds left
+out), the result's redacted text and images, the namespace diff, and why a malformed call was
+not run. Every write names its key (typed through overloads), so mypy checks what goes where.
+This module must stay pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, overload
+
+from ...ai import redact
+from ..render import PREVIEW_CHARS
+from .contract import Image, NamespaceDiff, ToolCard, ToolStatus
+from .entries import content_parts, namespace_diff, new_card, not_run_reason, without_diff_line
+from .ops import OpSink, copy_value
+from .status_line import RunClock
+
+#: The statuses of a card whose call has not finished (an ended run marks them failed).
+OPEN_STATUSES = frozenset(("pending", "running", "awaiting-approval", "progress"))
+
+
+class ToolCards:
+    """The ``tools`` dict of the state and the ops that change it."""
+
+    __slots__ = ("clock", "marks", "sink", "tools")
+
+    def __init__(self, tools: dict[str, ToolCard], sink: OpSink, clock: RunClock) -> None:
+        self.tools = tools
+        self.sink = sink
+        self.clock = clock
+        self.marks: dict[str, str] = {}
+        """Tool name -> the name its card shows (an MCP tool's with its server; the widget)."""
+
+    def __contains__(self, tool_id: str) -> bool:
+        return tool_id in self.tools
+
+    def new(self, tool_id: str, name: str, arguments: str) -> None:
+        """A card for a call (nothing if it has one)."""
+        if tool_id in self.tools:
+            return
+        card = new_card(tool_id, self.marks.get(name, name), arguments)
+        self.tools[tool_id] = card
+        self.sink.set(["tools", tool_id], copy_value(card))
+
+    @overload
+    def set(self, tool_id: str, key: Literal["status"], value: ToolStatus) -> None: ...
+    @overload
+    def set(self, tool_id: str, key: Literal["args_text", "result_text"], value: str) -> None: ...
+    @overload
+    def set(
+        self, tool_id: str, key: Literal["start", "duration_ms"], value: float | None
+    ) -> None: ...
+    @overload
+    def set(self, tool_id: str, key: Literal["images"], value: list[Image]) -> None: ...
+    @overload
+    def set(self, tool_id: str, key: Literal["is_error"], value: bool) -> None: ...
+    @overload
+    def set(self, tool_id: str, key: Literal["diff"], value: NamespaceDiff | None) -> None: ...
+    @overload
+    def set(self, tool_id: str, key: Literal["not_run"], value: str | None) -> None: ...
+
+    def set(self, tool_id: str, key: str, value: Any) -> None:
+        """Set one field of a card (typed by its key through the overloads)."""
+        card: dict[str, Any] = self.tools[tool_id]  # type: ignore[assignment]
+        card[key] = value
+        self.sink.set(["tools", tool_id, key], copy_value(value))
+
+    def started(self, tool_id: str) -> None:
+        self.clock.tool_started(tool_id)
+        self.set(tool_id, "status", "running")
+        self.set(tool_id, "start", self.clock.now())
+
+    def progress(self, tool_id: str, partial: Any) -> None:
+        self.set(tool_id, "status", "progress")
+        self.result(tool_id, partial)
+
+    def result(self, tool_id: str, result: Any) -> None:
+        """The card shows ``result`` (a partial or the final one): text, images, diff."""
+        text, images = content_parts(getattr(result, "content", []), PREVIEW_CHARS)
+        text = redact(text)  # the card keeps the redacted text: compare with that
+        diff = namespace_diff(getattr(result, "details", None))
+        if diff is not None:  # the card shows the diff in its own line: not twice
+            text = without_diff_line(text)
+        card = self.tools[tool_id]
+        if card["result_text"] != text:
+            self.set(tool_id, "result_text", text)
+        if card["images"] != images:
+            self.set(tool_id, "images", images)
+        if diff is not None and card["diff"] != diff:
+            self.set(tool_id, "diff", diff)
+
+    def ended(self, tool_id: str, tool_name: str, result: Any, is_error: bool) -> None:
+        self.result(tool_id, result)
+        self.set(tool_id, "duration_ms", self.clock.tool_duration(tool_id))
+        self.set(tool_id, "is_error", is_error)
+        card = self.tools[tool_id]
+        reason = not_run_reason(tool_name, card["result_text"]) if is_error else None
+        if reason is not None:
+            self.set(tool_id, "not_run", reason)
+        status: ToolStatus = "rejected" if reason is not None else "error" if is_error else "done"
+        self.set(tool_id, "status", status)
+
+    def fail_open(self) -> None:
+        """The run ended: a card whose call did not finish failed."""
+        for tool_id, card in list(self.tools.items()):
+            if card["status"] in OPEN_STATUSES:
+                self.set(tool_id, "status", "error")
+
+    def set_status(self, tool_id: str, status: ToolStatus, *, only: str | None = None) -> None:
+        """A card's status set from outside the events (approvals); with ``only``, just when
+        it is that status now."""
+        card = self.tools.get(tool_id)
+        if card is None or (only is not None and card["status"] != only):
+            return
+        if card["status"] != status:
+            self.set(tool_id, "status", status)
+
+
+__all__ = ["OPEN_STATUSES", "ToolCards"]
