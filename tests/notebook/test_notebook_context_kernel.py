@@ -15,7 +15,7 @@ SETUP = """
 import json
 import pi_notebook.notebook as pn
 from pi_notebook.ai import (
-    content_text, faux_assistant_message, faux_tool_call, register_faux_provider,
+    faux_assistant_message, faux_tool_call, message_text, register_faux_provider,
 )
 
 def recording(seen, replies):
@@ -25,7 +25,7 @@ def recording(seen, replies):
             seen.append({
                 'system': context.system_prompt,
                 'messages': [
-                    {'role': m.role, 'text': content_text(m.content),
+                    {'role': m.role, 'text': message_text(m),
                      'blocks': [b.type for b in m.content] if isinstance(m.content, list) else []}
                     for m in context.messages
                 ],
