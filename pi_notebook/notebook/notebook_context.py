@@ -155,7 +155,8 @@ class NotebookContext:
         the cursor past the cells before the running one either way, so what is skipped now is
         never sent. (The running cell itself comes up next time: an ``%%agent`` cell is left
         out then, a cell of code that started the run from Python is shown.)"""
-        now = current_number(shell)
+        log = log or cell_log()
+        now = current_number(shell, log)
         since = self.seen
         self.seen = now - 1
         if skip or not self.on:
@@ -167,7 +168,7 @@ class NotebookContext:
             0 if first else since or 0,
             first=first,
             budget=CONTEXT_CHARS.value() if budget is None else budget,
-            log=log or cell_log(),
+            log=log,
         )
 
 

@@ -47,6 +47,11 @@ FULL_ERROR_CHARS = 20_000
 """At most this much of a whole traceback (``last_error()``, ``{Err}``)."""
 KEPT_ERRORS = 64
 """The most recent failing cells whose errors the log keeps."""
+KEPT_CELLS = 256
+"""The most recent cells whose sources the log keeps."""
+KEPT_VALUES = 16
+"""The most recent cells whose results the log holds (IPython's ``Out`` holds the others, when
+the kernel stores history)."""
 
 
 def cut_text(text: str, limit: int) -> str:
@@ -145,23 +150,72 @@ class CellError:
     full: str
 
 
-class CellLog:
-    """The errors of failing cells (IPython's ``post_run_cell`` event), most recent last."""
+@dataclass(slots=True)
+class LoggedCell:
+    """A cell as the log saw it run (for a kernel that does not store history)."""
 
-    def __init__(self, keep: int = KEPT_ERRORS) -> None:
+    source: str
+    value: Any = None
+    has_value: bool = False
+
+
+class CellLog:
+    """What IPython's ``post_run_cell`` event says of each cell, most recent last: the errors
+    of failing cells (which IPython keeps nowhere), and every cell's source and result, so a
+    cell run without storing history (``store_history=False``: nbval, some runners) is seen
+    too. Numbered as IPython numbers them (``In[n]``): a cell that stores no history takes the
+    number after the last one. Silent executions (a front end's own) never fire the event."""
+
+    def __init__(self, keep: int = KEPT_ERRORS, keep_cells: int = KEPT_CELLS) -> None:
         self.keep = keep
+        self.keep_cells = keep_cells
         self.errors: OrderedDict[int, CellError] = OrderedDict()
+        self.cells: OrderedDict[int, LoggedCell] = OrderedDict()
+        self.last_number: int | None = None
+        """The number of the last cell seen."""
 
     def __call__(self, result: Any) -> None:
-        """The ``post_run_cell`` listener: note the cell's error, if it had one."""
-        exc = result.error_before_exec or result.error_in_exec
-        count = result.execution_count
-        if exc is None or not isinstance(count, int):
-            return
+        """The ``post_run_cell`` listener: note the cell, and its error if it had one."""
         try:
-            self.add(count, exc)
+            self.record(result)
         except Exception:  # never a warning in the user's cell for this note
             pass
+
+    def record(self, result: Any) -> int:
+        info = getattr(result, "info", None)
+        count = result.execution_count
+        stored = getattr(info, "store_history", True) and isinstance(count, int)
+        # A cell not stored in the history keeps IPython's count: the number after the last.
+        number = count if stored else (self.last_number or 0) + 1
+        self.last_number = number
+        raw = getattr(info, "raw_cell", None)
+        if isinstance(raw, str):
+            value = result.result
+            source = cut_text(raw, SOURCE_CHARS * 2)
+            self.cells[number] = LoggedCell(source, value, value is not None)
+            self.cells.move_to_end(number)
+            while len(self.cells) > self.keep_cells:
+                self.cells.popitem(last=False)
+            for old in list(self.cells)[: -KEPT_VALUES]:  # older results: no longer held
+                self.cells[old].value = None
+        exc = result.error_before_exec or result.error_in_exec
+        if exc is not None:
+            self.add(number, exc)
+        return number
+
+    def clear(self) -> None:
+        """Forget every cell (a new shell: its numbers start again)."""
+        self.errors.clear()
+        self.cells.clear()
+        self.last_number = None
+
+    def next_number(self, shell: Any) -> int:
+        """The number of the cell running now (IPython's, or the log's own when the kernel
+        stores no history)."""
+        count = shell.execution_count if isinstance(shell.execution_count, int) else 0
+        if self.last_number is not None and self.last_number >= count:
+            return self.last_number + 1
+        return count
 
     def add(self, cell: int, exc: BaseException) -> CellError:
         error = CellError(cell, short_error(exc), full_error(exc))
@@ -251,36 +305,48 @@ class Cell:
         return "\n".join(parts)
 
 
-def current_number(shell: Any) -> int:
+def current_number(shell: Any, log: CellLog | None = None) -> int:
     """The number of the cell running now (the next one, between cells)."""
-    count = shell.execution_count
-    return count if isinstance(count, int) else 0
+    return (log or _log).next_number(shell)
 
 
 def cell_at(shell: Any, number: int, log: CellLog | None = None) -> Cell | None:
-    """Cell ``number`` (``None``: not in the history, an ``%%agent`` cell, or empty once its
-    ``%agent`` lines are left out). Constant time."""
+    """Cell ``number`` (``None``: unknown, an ``%%agent`` cell, or empty once its ``%agent``
+    lines are left out), from IPython's history, else from the log. Constant time."""
+    log = log or _log
     history = shell.history_manager
     raw_inputs = history.input_hist_raw
-    if not 0 < number < len(raw_inputs):
+    outputs = history.output_hist
+    logged = log.cells.get(number)
+    if 0 < number < len(raw_inputs):
+        raw = str(raw_inputs[number])
+    elif logged is not None:
+        raw = logged.source
+    else:
         return None
-    source = user_source(str(raw_inputs[number]))
+    source = user_source(raw)
     if not source:
         return None
-    outputs = history.output_hist
-    result = result_text(outputs[number]) if number in outputs else None
-    error = (log or _log).error_of(number)
+    if number in outputs:
+        result: str | None = result_text(outputs[number])
+    elif logged is not None and logged.has_value and logged.value is not None:
+        result = result_text(logged.value)
+    else:
+        result = None
+    error = log.error_of(number)
     return Cell(number, cut_text(source, SOURCE_CHARS), result, error.short if error else None)
 
 
-def recent_cells(shell: Any, last: int, before: int | None = None) -> list[Cell]:
+def recent_cells(
+    shell: Any, last: int, before: int | None = None, log: CellLog | None = None
+) -> list[Cell]:
     """Up to ``last`` cells run before cell ``before`` (default: the running one), oldest
     first; ``%%agent`` cells are skipped (and not counted)."""
-    number = (current_number(shell) if before is None else before) - 1
+    number = (current_number(shell, log) if before is None else before) - 1
     cells: list[Cell] = []
     visited = 0
     while number > 0 and len(cells) < last and visited < last * 20:
-        cell = cell_at(shell, number)
+        cell = cell_at(shell, number, log)
         if cell is not None:
             cells.append(cell)
         number -= 1
@@ -298,6 +364,7 @@ __all__ = [
     "Cell",
     "CellError",
     "CellLog",
+    "LoggedCell",
     "cell_at",
     "cell_log",
     "cells_text",

@@ -50,11 +50,11 @@ def shell() -> Iterator[InteractiveShell]:
 def log(shell: InteractiveShell) -> Iterator[CellLog]:
     """The kernel's cell log (the tools read it), empty, on this shell."""
     kernel_log = cell_log()
-    kernel_log.errors.clear()
+    kernel_log.clear()
     kernel_log.install(shell)
     yield kernel_log
     kernel_log.uninstall(shell)
-    kernel_log.errors.clear()
+    kernel_log.clear()
 
 
 def run(shell: InteractiveShell, *cells: str) -> None:
@@ -241,3 +241,19 @@ def test_the_notebook_cells_and_last_error_tools_read_the_kernel(
     assert "hi" not in cells and KEY not in cells and "Error in In [5]: KeyError" in cells
     assert error.startswith("The last error, from In [5]:\nTraceback (most recent call last):")
     assert error.endswith("KeyError: 'BMI'")
+
+
+def test_cells_run_without_storing_history_are_seen_as_nbval_runs_them(
+    shell: InteractiveShell, log: CellLog
+) -> None:
+    for cell in ("import json", "frame = {'age': [1]}", "frame", "frame['BMI']"):
+        shell.run_cell(cell, store_history=False)  # nbval's way: IPython keeps no history
+    assert shell.execution_count == 1 and len(shell.history_manager.input_hist_raw) == 1
+    message = collect(NotebookContext(), shell, log)
+    assert message.cells == [1, 2, 3, 4] and message.errors == [4]
+    assert "Out[3]: {'age': [1]}" in message.content
+    assert "Error in In [4]: KeyError: 'BMI'" in message.content
+    shell.run_cell("%%agent\nwhy?", store_history=False)
+    shell.run_cell("after = 1", store_history=False)
+    context = NotebookContext(seen=4)
+    assert collect(context, shell, log).cells == [6]
