@@ -3,14 +3,17 @@
 Read kernel-side, through IPython's public records, so it is the same in every front end
 (JupyterLab, Notebook 7, VS Code, nbclient): a cell's source is ``history_manager.input_hist_raw``
 (``In[n]`` as the user typed it, magics unexpanded), its result ``history_manager.output_hist``
-(``Out[n]``). IPython keeps no per-cell error, so :class:`CellLog` (a ``post_run_cell``
-listener, installed by ``%load_ext pi_notebook``) notes each failing cell's error as it happens:
-its type, message and the last frames of its traceback, already cut to a few hundred characters,
-and the whole traceback cut to :data:`FULL_ERROR_CHARS`. It keeps text, never the exception (a
-traceback holds every frame's locals alive). An error raised before the extension was loaded is
-still found, as the last one, through ``sys.last_exc`` / ``sys.last_value``.
+(``Out[n]``). IPython keeps no per-cell error, and a runner that executes cells without storing
+history (nbval) leaves nothing there at all, so :class:`CellLog` (a ``post_run_cell`` listener,
+installed by ``%load_ext pi_notebook``) notes each cell as it runs: its source, its result (held
+for the last few cells only), and a failing cell's error as text (type, message and the last
+frames of its traceback, cut to a few hundred characters; the whole traceback cut to
+:data:`FULL_ERROR_CHARS`). It keeps text, never the exception (a traceback holds every frame's
+locals alive). An error raised before the extension was loaded is still found, as the last one,
+through ``sys.last_exc`` / ``sys.last_value``. Silent executions (a front end's own) fire no
+event and are never seen.
 
-:func:`cell_at` reads one cell (constant time: a list index and a dict lookup), so a caller that
+:func:`cell_at` reads one cell (constant time: a list index and dict lookups), so a caller that
 walks newest first and stops at its budget never walks the whole history. Everything here is
 bounded: a 1 MB error message or a ``repr`` of a huge value costs a few hundred characters.
 
@@ -27,6 +30,7 @@ import sys
 import traceback
 from collections import OrderedDict
 from dataclasses import dataclass
+from itertools import islice
 from types import TracebackType
 from typing import Any
 
@@ -196,8 +200,8 @@ class CellLog:
             self.cells.move_to_end(number)
             while len(self.cells) > self.keep_cells:
                 self.cells.popitem(last=False)
-            for old in list(self.cells)[: -KEPT_VALUES]:  # older results: no longer held
-                self.cells[old].value = None
+            for older in islice(reversed(self.cells), KEPT_VALUES, KEPT_VALUES + 1):
+                self.cells[older].value = None  # older results are no longer held here
         exc = result.error_before_exec or result.error_in_exec
         if exc is not None:
             self.add(number, exc)

@@ -257,3 +257,12 @@ def test_cells_run_without_storing_history_are_seen_as_nbval_runs_them(
     shell.run_cell("after = 1", store_history=False)
     context = NotebookContext(seen=4)
     assert collect(context, shell, log).cells == [6]
+
+
+def test_the_log_holds_only_the_last_results(shell: InteractiveShell, log: CellLog) -> None:
+    from pi_notebook.tools.cells import KEPT_VALUES
+
+    run(shell, *[f"[{i}] * 3" for i in range(KEPT_VALUES + 4)])
+    held = [number for number, cell in log.cells.items() if cell.value is not None]
+    assert held == list(range(5, KEPT_VALUES + 5))
+    assert log.cells[1].source == "[0] * 3" and log.cells[1].has_value
