@@ -1,11 +1,23 @@
-// Tool cards: the tool's name, status and duration, its arguments, the result (a preview, the
+// Tool cards: the call's label (its name, told apart from same-named calls), status
+// ("prepared, waiting to run" until its batch runs) and duration, its arguments, the result (a preview, the
 // rest in a disclosure), its images, the namespace diff, and a line when the model's call was
 // malformed and the tool did not run. A card is drawn again whole when its entry changes.
 
 import { cssEscape, h, safeImage } from "./dom.js";
 import { formatElapsed, PREVIEW_CHARS, preview } from "./format.js";
 
-const TOOL_LABELS = { "awaiting-approval": "awaiting approval", rejected: "malformed call: not run" };
+const TOOL_LABELS = {
+  "awaiting-approval": "awaiting approval",
+  rejected: "malformed call: not run",
+  prepared: "prepared, waiting to run",
+  aborted: "not run (aborted)",
+};
+
+// Why a card's tool did not run (static.py's not_run_line).
+export function notRunLine(card) {
+  if (card.status === "aborted") return `Not run: ${card.not_run}.`;
+  return `The model's call was malformed (${card.not_run}): the tool did not run.`;
+}
 
 // "namespace — created: a; changed: b", or "namespace unchanged".
 export function diffLine(diff) {
@@ -19,7 +31,7 @@ export function createCards({ doc, root, state, disclosures }) {
   const head = (card) => {
     const node = h(doc, "div", "pi-tool-head");
     const name = h(doc, "span", "pi-tool-name");
-    name.textContent = card.name;
+    name.textContent = card.label || card.name; // same-named calls told apart
     const status = h(doc, "span", "pi-tool-status");
     status.textContent = TOOL_LABELS[card.status] || card.status;
     const duration = h(doc, "span", "pi-tool-duration");
@@ -53,7 +65,7 @@ export function createCards({ doc, root, state, disclosures }) {
     node.append(head(card));
     if (card.not_run) {
       const line = h(doc, "div", "pi-tool-not-run");
-      line.textContent = `The model's call was malformed (${card.not_run}): the tool did not run.`;
+      line.textContent = notRunLine(card);
       node.append(line);
     }
     const args = h(doc, "pre", "pi-tool-args");

@@ -12,6 +12,14 @@ import { cssEscape, h, safeImage } from "./dom.js";
 import { preview } from "./format.js";
 import { createTextBodies } from "./text.js";
 
+// "user", or for a queued message delivered during the run "user (steer, after turn 1's
+// tools)" (static.py's queued_label).
+export function userLabel(entry) {
+  if (entry.queued !== "steer" && entry.queued !== "followup") return "user";
+  const word = entry.queued === "steer" ? "steer" : "follow-up";
+  return `user (${entry.entered ? `${word}, ${entry.entered}` : word})`;
+}
+
 // Within this many pixels of the end, the reader is following it.
 const FOLLOW_SLACK = 24;
 
@@ -58,7 +66,7 @@ export function createTranscript({ doc, state, disclosures }, cards) {
       entry.role === "toolResult"
         ? `${entry.tool_name}${entry.is_error ? " (error)" : ""} →`
         : entry.role === "user"
-          ? "user"
+          ? userLabel(entry)
           : entry.custom_role || "custom";
     message.append(label);
     if (entry.role === "toolResult" && state().tools[entry.tool_call_id]) {
@@ -85,6 +93,7 @@ export function createTranscript({ doc, state, disclosures }, cards) {
   const renderMessage = (index) => {
     const entry = state().messages[index];
     const message = h(doc, "div", "pi-message", { "data-role": entry.role, "data-index": index });
+    if (entry.queued) message.setAttribute("data-queued", entry.queued);
     if (entry.role === "compaction") {
       // One line: from here on the model sees a summary of the earlier messages.
       const line = h(doc, "span", "pi-compaction");

@@ -8,7 +8,7 @@
 // The regions, top to bottom: status.js (the status line), transcript.js (messages, with
 // text.js for streaming text and cards.js for tool cards), context.js (what the model is
 // sent), approvals.js, step.js (the step bar), controls.js (the message box and its buttons),
-// queue.js, lifecycle.js (the lifecycle tree). Each builds its node and draws it from the
+// queue.js, lifecycle.js (the lifecycle tree), timeline.js (the run's time as swimlanes). Each builds its node and draws it from the
 // state; this module routes a frame's ops to the regions they change (changes.js).
 //
 // The wire contract (the state tree, the ops, the messages both ways) is docs/panel-protocol.md;
@@ -26,6 +26,7 @@ import { createQueue } from "./queue.js";
 import { LIVE } from "./states.js";
 import { createStatus } from "./status.js";
 import { createStepBar } from "./step.js";
+import { createTimeline } from "./timeline.js";
 import { createTranscript } from "./transcript.js";
 
 const TICK_MS = 250;
@@ -46,7 +47,8 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
   const controls = createControls(view, { setTimer, clearTimer });
   const queue = createQueue(view);
   const lifecycle = createLifecycle(view, transcript.nodeFor);
-  root.append(status.node, transcript.node, context.node, approvals.node, step.node, controls.node, queue.node, lifecycle.node);
+  const timeline = createTimeline(view);
+  root.append(status.node, transcript.node, context.node, approvals.node, step.node, controls.node, queue.node, lifecycle.node, timeline.node);
   root.addEventListener("keydown", controls.keydown);
   el.append(root);
 
@@ -71,6 +73,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
     transcript.render();
     context.render(state);
     lifecycle.render();
+    timeline.render();
     queue.render(state);
     renderStep();
     approvals.render(state);
@@ -93,6 +96,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
     }
     for (const id of changedCards) cards.update(id);
     if (sections.has("lifecycle")) lifecycle.render();
+    if (sections.has("timeline")) timeline.render();
     if (sections.has("context")) context.render(state);
     if (sections.has("queue")) queue.render(state);
     if (sections.has("step")) renderStep();

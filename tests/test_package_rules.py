@@ -239,3 +239,21 @@ def test_the_notebook_layer_writes_no_attribute_of_an_agent(path: Path) -> None:
     hits = agent_attribute_writes(path.read_text(encoding="utf-8"))
     listed = [f"{_relative(path)}:{line}: {text}" for line, text in hits]
     assert not listed, "the notebook layer writes Agent attributes:\n" + "\n".join(listed)
+
+
+def test_no_notebook_module_is_over_500_lines_and_no_front_end_source_over_400() -> None:
+    """Small modules with one job each: the notebook layer (its panel included) stays under 500
+    lines a module, the front end's sources (not its tests or build) under 400."""
+    root = Path(__file__).resolve().parents[1]
+    long_modules = [
+        (str(path.relative_to(root)), count)
+        for path in sorted((root / "pi_notebook" / "notebook").rglob("*.py"))
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > 500
+    ]
+    long_sources = [
+        (str(path.relative_to(root)), count)
+        for path in sorted((root / "js").glob("*.*js"))
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    ]
+    assert long_modules == []
+    assert long_sources == []

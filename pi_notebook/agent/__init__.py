@@ -55,7 +55,7 @@ from .result_cap import (
 from .run_config import KEEP, MaxTokens, ModelRequest, RequestHook, RequestPurpose, RunConfig
 from .sizes import estimate_tokens, message_chars, messages_tokens
 from .summarise import SUMMARY_MARK, is_summary, summary_message
-from .tool_batch import truncated_call_text
+from .tool_batch import OPERATION_ABORTED, truncated_call_text
 from .types import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -80,6 +80,7 @@ __all__ = [
     "DEFAULT_TOOL_RESULT_CHARS",
     "FULL_TEXT",
     "KEEP",
+    "OPERATION_ABORTED",
     "SUMMARY_MARK",
     "TOOL_RESULT_CHARS_ENV",
     "AbortController",

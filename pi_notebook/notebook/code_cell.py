@@ -6,6 +6,9 @@ tool that writes the namespace did: the code of ``run_python``, an assignment fo
 that writes, a failed call that wrote before it failed). :class:`RunCode` turns that into the
 cell text, redacted (``pi_notebook.ai.redact``: the text goes to the front end and into the
 saved notebook) and leaves out what ``%agent undo`` took back (:meth:`RunCode.after_undo`).
+The cell is the code that ran plus comments that cannot run: a comment names the tool and the
+call's number in the run, never the provider's call id, and echoes model text only as one
+printable line (:mod:`.offered_cell`).
 
 :func:`offer` hands the text to the front end with IPython's ``set_next_input`` payload
 (``replace=False``: a new cell below), which ipykernel sends in the cell's ``execute_reply``,
@@ -20,6 +23,7 @@ with ``ast.literal_eval`` only) and never keeps a value from the namespace after
 from __future__ import annotations
 
 import ast
+import keyword
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -28,6 +32,7 @@ from ..agent import Agent, AgentEvent, ToolExecutionEndEvent, ToolExecutionStart
 from ..ai import redact
 from ..settings import CODE_CELL
 from .config import settings
+from .offered_cell import names_text, one_line, parses, redacted_names, tool_label
 
 CELL_HEADER = "# The agent's code from the %%agent run above: run it to recreate its variables."
 RUN_PYTHON = "run_python"
@@ -50,13 +55,24 @@ class CodeBlock:
     writes: frozenset[str] = frozenset()
     """The names the call created, changed or deleted."""
     undone: bool = False
+    number: int | None = None
+    """The call's place among the run's tool calls (1, 2, ...), as its cards are ordered."""
 
-    def text(self) -> str:
+    def text(self, number: int | None = None) -> str:
+        """The block under its comment; ``number``: the call's place in the run. Nothing a
+        model or provider chose (the call's id, a name that is not an identifier, a line
+        break) is written: the comment names the tool and the number only."""
         code = None if self.code is None else redact(self.code)
         note = self.note
         if code is not None and code != self.code:
-            note = f"{note}; {REDACTED}" if note else REDACTED
-        header = f"# {self.tool} (tool call {self.call_id})" + (f"; {note}" if note else "")
+            if not parses(code):  # a secret outside a string: the code would not run as shown
+                code = None
+                note = f"{REDACTED} where it cannot stay code; the code is left out"
+            else:
+                names = names_text(redacted_names(self.code or "", code, self.writes))
+                differ = f"; {names} will not get the agent's values" if names else ""
+                note = f"{note}; {REDACTED}{differ}" if note else f"{REDACTED}{differ}"
+        header = f"# {tool_label(self.tool, number)}" + (f"; {note}" if note else "")
         return header if code is None else f"{header}\n{code}"
 
 
@@ -84,7 +100,10 @@ class RunCode:
         """The cell: a header line, then each block; ``""`` when there is no code."""
         if not self.has_code():
             return ""
-        parts = [CELL_HEADER, *(block.text() for block in self.live_blocks())]
+        numbered = [
+            (block.number or n, block) for n, block in enumerate(self.blocks, 1) if not block.undone
+        ]
+        parts = [CELL_HEADER, *(block.text(n) for n, block in numbered)]
         return "\n\n".join(parts) + "\n"
 
     def after_undo(self, restored: Iterable[str], removed: Iterable[str], left: bool) -> None:
@@ -130,7 +149,7 @@ def _same_expression(statement: str, expression: str) -> bool:
     try:
         tree = ast.parse(statement)
         alone = ast.parse(expression, mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return False
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
         return False
@@ -153,15 +172,15 @@ def assignment(name: str, expression: str, value: Any, has_value: bool) -> tuple
         return _bind(name, expr), None
     literal = literal_repr(value) if has_value else None
     if literal is not None:
-        comment = f"  # {expr}" if "\n" not in expr and len(expr) <= 100 else ""
+        comment = f"  # {expr}" if one_line(expr) else ""  # never a line break: see offered_cell
         return f"{name} = {literal}{comment}", None
     return _bind(name, expr), NOT_A_LITERAL
 
 
 def _bind(name: str, expr: str) -> str:
-    one_line = f"{name} = {expr}"
-    if "\n" not in expr and _same_expression(one_line, expr):
-        return one_line
+    single = f"{name} = {expr}"
+    if "\n" not in expr and _same_expression(single, expr):
+        return single
     return f"{name} = (\n{expr}\n)"  # as set_variable itself runs it
 
 
@@ -184,6 +203,8 @@ class CodeRecorder:
         self._agent = agent
         self._namespace = namespace
         self._args: dict[str, Any] = {}
+        self._numbers: dict[str, int] = {}
+        self._calls = 0
         self.run = RunCode()
 
     def _writes(self, tool_name: str) -> bool:
@@ -195,12 +216,16 @@ class CodeRecorder:
     def __call__(self, event: AgentEvent, signal: Any = None) -> None:
         match event:
             case ToolExecutionStartEvent():
+                self._calls += 1  # every call counts: the comment's number is the card's order
                 if self._writes(event.tool_name):
                     self._args[event.tool_call_id] = event.args
+                    self._numbers[event.tool_call_id] = self._calls
             case ToolExecutionEndEvent() if event.tool_call_id in self._args:
                 args = self._args.pop(event.tool_call_id)
+                number = self._numbers.pop(event.tool_call_id, None)
                 block = self._block(event, args if isinstance(args, dict) else {})
                 if block is not None:
+                    block.number = number
                     self.run.blocks.append(block)
             case _:
                 pass
@@ -212,7 +237,7 @@ class CodeRecorder:
         if event.is_error:
             if not writes:
                 return None  # failed without writing: left out
-            listed = ", ".join(sorted(writes))
+            listed = names_text(writes)
             note = f"failed after writing {listed}; its code is left out"
             return CodeBlock(call_id, tool_name, None, note, writes)
         code = args.get("code")
@@ -223,6 +248,8 @@ class CodeRecorder:
             tool_name == SET_VARIABLE
             and writes is not None
             and isinstance(name, str)
+            and name.isidentifier()
+            and not keyword.iskeyword(name)
             and isinstance(expression, str)
         ):
             has_value = name in self._namespace
@@ -230,7 +257,7 @@ class CodeRecorder:
             text, remark = assignment(name, expression, value, has_value)
             return CodeBlock(call_id, tool_name, text, remark, writes)
         if writes:
-            note = f"wrote {', '.join(sorted(writes))}; not code, so not repeated here"
+            note = f"wrote {names_text(writes)}; not code, so not repeated here"
         else:  # a tool that changes things (an MCP server's, say) and says no more
             note = "its effects are not code and are not repeated here"
         return CodeBlock(call_id, tool_name, None, note, writes or frozenset())

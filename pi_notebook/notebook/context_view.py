@@ -25,6 +25,7 @@ from typing import Any
 
 from ..agent import ModelRequest, RequestPurpose
 from ..ai import AbortSignal, StreamOptions, redact, redact_data
+from ..ai import message_text as ai_message_text
 
 #: Characters of one message shown in the panel's list (the raw JSON has all of it).
 PREVIEW_CHARS = 300
@@ -157,27 +158,10 @@ def turn_count(requests: list[SentRequest]) -> int:
 # -- reading messages --------------------------------------------------------------------------
 
 
-def _blocks_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content or []:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "thinking":
-            parts.append(f"(thinking) {block.thinking}")
-        elif kind == "toolCall":
-            args = json.dumps(block.arguments, ensure_ascii=False, default=str)
-            parts.append(f"→ {block.name}({args})")
-        elif kind == "image":
-            parts.append(f"[image {block.mime_type}]")
-    return "\n".join(parts)
-
-
 def message_text(message: Any) -> str:
-    """A message's content as one readable text (tool calls as ``→ name(args)``)."""
-    return _blocks_text(getattr(message, "content", ""))
+    """A message's content as one readable text (thinking marked, tool calls as
+    ``→ name(args)``): :func:`pi_notebook.ai.message_text` with what a request view shows."""
+    return ai_message_text(message, thinking=True, tool_calls=True)
 
 
 def message_label(message: Any) -> str:
@@ -203,10 +187,21 @@ def _cut(text: str, limit: int) -> str:
 # -- the views ---------------------------------------------------------------------------------
 
 
+def dropped_by_provider(message: Any) -> bool:
+    """An assistant message that ended in error or was aborted: the provider step leaves it
+    out of what the model is sent (``ai.transform``, as Pi's ``transformMessages``)."""
+    return getattr(message, "role", None) == "assistant" and getattr(
+        message, "stop_reason", None
+    ) in ("error", "aborted")
+
+
 def context_summary(request: SentRequest, *, held: bool = False) -> dict[str, Any]:
-    """The panel's view: the readable list with roles, bounded previews and token estimates."""
-    listed = request.messages[-LISTED_MESSAGES:]
-    skipped = len(request.messages) - len(listed)
+    """The panel's view: the readable list with roles, bounded previews and token estimates.
+    Messages the provider step drops (an aborted or failed reply) are not listed, only
+    counted (``dropped``)."""
+    sent = [m for m in request.messages if not dropped_by_provider(m)]
+    listed = sent[-LISTED_MESSAGES:]
+    skipped = len(sent) - len(listed)
     messages = []
     for offset, message in enumerate(listed):
         text = message_text(message)
@@ -232,7 +227,8 @@ def context_summary(request: SentRequest, *, held: bool = False) -> dict[str, An
         "model": request.model,
         "held": held,
         "tokens": request.tokens(),
-        "message_count": len(request.messages),
+        "message_count": len(sent),
+        "dropped": len(request.messages) - len(sent),
         "skipped": skipped,
         "system": {
             "text": redact(_cut(request.system_prompt, PREVIEW_CHARS)),

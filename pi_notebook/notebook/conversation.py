@@ -9,6 +9,12 @@ force, what stopped it) and sent (``%agent context``), and what of the notebook 
 sent (:class:`~.notebook_context.NotebookContext`: each run starts with the cells run since the
 previous one).
 
+The budget counts :attr:`Conversation.budget_spent`: what the Agent has spent, less the
+``budget_baseline`` a resumed or loaded file came with (its recorded cost, unless
+``--count-cost``). The Agent knows only its own ``spent``, so the run's ``RunConfig.budget`` is
+the budget plus that baseline (the same stopping point), and a note the Agent ends the run with
+is said again in the budget's own figures.
+
 :meth:`Conversation.run` runs one prompt: it builds the run's settings as one
 :class:`~pi_notebook.agent.RunConfig` (limits, output limit, approval hook, listeners, the
 notebook context's ``convert_to_llm``, the
@@ -35,6 +41,7 @@ from ..agent import (
     BudgetExceededError,
     Compaction,
     RunConfig,
+    budget_note,
     format_usd,
 )
 from ..ai import AgentMessage, AssistantMessage, Model
@@ -129,6 +136,10 @@ class Conversation:
         self.policy: ApprovalPolicy = "none"
         self.budget: float | None = agent.budget
         """USD the whole conversation may spend (``%agent budget``)."""
+        self.budget_baseline = 0.0
+        """USD of the Agent's ``spent`` the budget does not count: what a conversation resumed
+        or loaded from a file had cost before (``%agent resume`` / ``load`` set it, ``%agent
+        reset`` clears it)."""
         self.code = code_cell.CodeRecord()
         self.journal: UndoJournal | None = None
         """The undo record of its runs (from its first run, in the run's workspace)."""
@@ -170,16 +181,42 @@ class Conversation:
         made.notebook_context.enabled = self.notebook_context.enabled
         return made
 
+    @property
+    def budget_spent(self) -> float:
+        """What the budget counts: the Agent's ``spent`` less :attr:`budget_baseline`."""
+        return max(0.0, self.agent.spent - self.budget_baseline)
+
+    def uncounted(self) -> str:
+        """What the budget leaves out (a loaded file's cost), as a clause; ``""`` when
+        nothing."""
+        if self.budget_baseline <= 0:
+            return ""
+        return f" (plus {format_usd(self.budget_baseline)} from the loaded file, not counted)"
+
+    def _run_budget(self) -> float | None:
+        """The run's ``RunConfig.budget``: the Agent compares its whole ``spent`` with it."""
+        return None if self.budget is None else self.budget + self.budget_baseline
+
+    def _limit_note(self) -> str | None:
+        """The Agent's note on what ended its last run, a conversation budget's in the
+        budget's own figures (the Agent's count includes the baseline)."""
+        note = self.agent.limit_note
+        if note is None or self.budget is None or self.budget_baseline <= 0:
+            return note
+        if note.startswith("conversation budget of"):
+            return budget_note(self.budget, self.budget_spent, scope="conversation")
+        return note
+
     def budget_refusal(self) -> str:
         return (
             f"conversation budget of {format_usd(self.budget or 0.0)} reached: "
-            f"{format_usd(self.agent.spent)} spent; "
+            f"{format_usd(self.budget_spent)} spent; "
             "raise it with %agent budget USD or clear it with %agent budget off"
         )
 
     def check_budget(self, command: str) -> None:
         """A spent budget is a usage error: nothing runs (the prompt stays in the cell)."""
-        if self.budget is not None and self.agent.spent >= self.budget:
+        if self.budget is not None and self.budget_spent >= self.budget:
             raise UsageError(f"{command}: {self.budget_refusal()}")
 
     def undo_journal(self, namespace: dict[str, Any]) -> UndoJournal:
@@ -257,7 +294,7 @@ class Conversation:
         config = RunConfig(
             max_turns=options.max_turns,
             max_cost=options.max_cost,
-            budget=self.budget,
+            budget=self._run_budget(),
             max_tokens=run_max_tokens(reply_limit),
             compaction=False if options.no_compact else KEEP,
             before_tool_call=approval if approval is not None else KEEP,
@@ -284,7 +321,7 @@ class Conversation:
             self.panel = None
             unsubscribe_compaction()
             end_undo_step()
-            limit = None if interrupted else refused or agent.limit_note
+            limit = None if interrupted else refused or self._limit_note()
             new_messages = agent.state.messages[start:]
             summary = self._summary(options, new_messages, spent_before, interrupted, refused)
             self.last_run = summary
@@ -326,7 +363,7 @@ class Conversation:
             limits.append(f"--max-cost {format_usd(options.max_cost)}")
         if self.budget is not None:
             limits.append(f"conversation budget {format_usd(self.budget)}")
-        note = self.agent.limit_note
+        note = self._limit_note()
         stopped: str | None = None
         if interrupted:
             stopped = "interrupted"

@@ -12,16 +12,20 @@ each agent a ``%%agent`` cell uses;
 after every ``agent_end`` the whole conversation is written (:mod:`.transcript_file`: atomic,
 one message per line, keys never in it, texts redacted). A file this kernel neither wrote nor
 resumed (one saved before a restart) is never written over: on the first save it is renamed
-aside (``<name>.<conversation>.<saved time>.jsonl``) and a note says where it went. A file that
+aside (``<name>.<conversation>.<saved time>.jsonl``) and a note says where it went. A file
+another kernel saved since this one did (the notebook open twice) is not overwritten either:
+this kernel's conversation goes beside it from then on (:mod:`.file_guard`). A file that
 is corrupt or from another version is left alone and saving that conversation stops, with one
 line saying why.
 
-Back: :meth:`Conversations.summary` is the line ``%load_ext`` prints; :meth:`resume` /
-:meth:`load` restore the messages (repaired: :mod:`.history_repair`), the model (by
-``provider/id``: the current one if it matches, a Model or faux provider in the namespace, the
-catalogue), the system prompt and thinking level. Tools and the approval policy are not in the
-file: the conversation keeps the ones it has in this kernel (none after a restart) until a
-cell's ``--tools`` / ``--no-tools`` / ``--approve`` sets them (:mod:`.conversation_settings`).
+Back: :meth:`Conversations.summary` is the line ``%load_ext`` prints (from each file's header
+line alone); :meth:`resume` / :meth:`load` restore the messages (repaired:
+:mod:`.history_repair`), the model (by ``provider/id``: the current one if it matches, a Model or
+faux provider in the namespace, the catalogue), the system prompt and thinking level (checked:
+:mod:`.resume_checks`, which also keeps the file's cost out of the budget). Tools and the
+approval policy are not in the file: the conversation keeps the ones it has in this kernel
+(none after a restart) until a cell's ``--tools`` / ``--no-tools`` / ``--approve`` sets them
+(:mod:`.conversation_settings`).
 
 This module never prints (its notes go to the callback the magic gives), never saves a key, a
 header or a base URL, and never overwrites a file that is not its own.
@@ -39,12 +43,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agent import Agent, AgentEndEvent, AgentEvent
+from ..agent import Agent, AgentEndEvent, AgentEvent, format_usd
 from ..ai import FauxProvider, Model, redact
 from ..settings import NOTEBOOK_PATH
 from .config import settings
-from .history_repair import close_unanswered_calls
+from .file_guard import FileGuard, stamp_of
+from .history_repair import close_unanswered_calls, drop_unanswering_results
 from .models import ModelError, model_from_name
+from .resume_checks import prompt_preview, thinking_level, uncounted_cost
 from .transcript_file import (
     FileHeader,
     LineCache,
@@ -53,10 +59,12 @@ from .transcript_file import (
     check_writable,
     now_iso,
     read,
+    read_header,
     write,
 )
 
 if TYPE_CHECKING:
+    from .conversation import Conversation
     from .session import NotebookSession
 
 DEFAULT = "default"
@@ -198,6 +206,8 @@ class Conversations:
         """Files this kernel wrote or resumed: its own to overwrite."""
         self._stopped: set[Path] = set()
         """Files not written (corrupt, another version, not writable): said once."""
+        self._guard = FileGuard(KERNEL_ID)
+        """Which files this kernel wrote last: another kernel's save is never overwritten."""
 
     # -- saving ------------------------------------------------------------------------------
 
@@ -240,10 +250,12 @@ class Conversations:
         if path is None or path in self._stopped:
             return None
         try:
+            path = self._unclobbered(path, tracked.report)
             if path not in self._owned and path.exists():
                 self._claim(path, tracked.report)
             lines = tracked.cache.lines(agent.state.messages)
             write(path, self._header(key, agent, tracked.namespace), lines)
+            self._guard.remember(path)
         except TranscriptFileError as exc:
             self._stop(path, f"{exc}; not saving this conversation there", tracked.report)
             return None
@@ -252,6 +264,22 @@ class Conversations:
             return None
         self._owned.add(path)
         return path
+
+    def _unclobbered(self, path: Path, report: Report) -> Path:
+        """Where to save what belongs at ``path``: there, unless another kernel (the notebook
+        open twice) saved there since this one did; then beside it, said once."""
+        target = self._guard.target(path)
+        if target != path or path not in self._owned or not self._guard.written_since(path):
+            return target
+        beside = self._guard.divert(path)
+        self._owned.add(beside)
+        report(
+            f"pi_notebook: another kernel (is the notebook open twice?) saved this conversation "
+            f"to {path.name} after this kernel did; that file is kept as it is, and this "
+            f"kernel's conversation is saved as {beside.name} from now on "
+            f"(%agent load {beside} restores it)"
+        )
+        return beside
 
     def _claim(self, path: Path, report: Report) -> None:
         """A file from before this kernel: set it aside (never overwritten); raise if it is
@@ -313,14 +341,13 @@ class Conversations:
         for key, path in saved_files(notebook):
             keys.append(key)
             try:
-                loaded = read(path)
+                header = read_header(path)  # the first line only: the body is read on resume
             except TranscriptFileError:
                 parts.append(f"{key} (unreadable: %agent resume {key} says why)")
                 continue
-            count = len(loaded.messages)
-            plural = "" if count == 1 else "s"
-            when = _when(loaded.header) if loaded.header is not None else "unknown time"
-            parts.append(f"{key} ({count} message{plural}, saved {when})")
+            count = header.messages
+            counted = "" if count is None else f"{count} message{'' if count == 1 else 's'}, "
+            parts.append(f"{key} ({counted}saved {_when(header)})")
         if not parts:
             return None
         if len(parts) == 1:
@@ -336,13 +363,20 @@ class Conversations:
 
     def restore(
         self,
-        agent: Agent,
+        conversation: Conversation,
         loaded: Loaded,
         session: NotebookSession,
         namespace: Mapping[str, Any],
+        *,
+        count_cost: bool = False,
     ) -> str:
-        """Put ``loaded`` into ``agent``; what was restored, as one line's tail."""
-        messages, repairs = close_unanswered_calls(loaded.messages)
+        """Put ``loaded`` into the conversation's Agent; what was restored, as one line's tail
+        (see :mod:`.resume_checks` for what is checked). Unless ``count_cost``, the
+        conversation's budget does not count what the loaded messages cost
+        (``Conversation.budget_baseline``)."""
+        agent = conversation.agent
+        messages, dropped = drop_unanswering_results(loaded.messages)
+        messages, repairs = close_unanswered_calls(messages)
         agent.state.messages = messages
         notes = [f"{len(messages)} message{'' if len(messages) == 1 else 's'}"]
         header = loaded.header
@@ -353,23 +387,39 @@ class Conversations:
                 notes.append(_restore_model(agent, header.model, session, namespace))
             if header.system_prompt is not None:
                 agent.state.system_prompt = header.system_prompt
-            if header.thinking_level:
-                agent.state.thinking_level = header.thinking_level  # type: ignore[assignment]
+                notes.append(f"system prompt {prompt_preview(header.system_prompt)}")
+            level, refused = thinking_level(header.thinking_level)
+            if level is not None:
+                agent.state.thinking_level = level
+            if refused:
+                notes.append(f"{refused} (kept {agent.state.thinking_level})")
+        if dropped:
+            notes.append(
+                f"{dropped} tool result{'' if dropped == 1 else 's'} answering no call dropped"
+            )
         if repairs:
             notes.append(
                 f"{repairs} tool call{'' if repairs == 1 else 's'} left without a result closed"
+            )
+        conversation.budget_baseline = uncounted_cost(agent.spent, count_cost)
+        if conversation.budget_baseline > 0:
+            notes.append(
+                f"its recorded cost ({format_usd(conversation.budget_baseline)}) is not counted "
+                "against a budget (--count-cost counts it)"
             )
         return ", ".join(notes)
 
     def resume(
         self,
         key: str,
-        agent: Agent,
+        conversation: Conversation,
         session: NotebookSession,
         namespace: MutableMapping[str, Any],
         report: Report,
+        *,
+        count_cost: bool = False,
     ) -> str:
-        """``%agent resume [NAME]``: load conversation ``key``'s file into ``agent``."""
+        """``%agent resume [NAME]``: load conversation ``key``'s file into ``conversation``."""
         notebook = notebook_path(namespace)
         if notebook is None:
             raise ConversationError(
@@ -381,14 +431,17 @@ class Conversations:
             others = [name for name, _ in saved_files(notebook)]
             listed = f" (saved: {', '.join(others)})" if others else ""
             raise ConversationError(f"%agent resume: no saved conversation {key!r}{listed}")
+        stamp = stamp_of(path)  # before reading: a save by another kernel meanwhile shows
         try:
             loaded = read(path)
         except TranscriptFileError as exc:
             raise ConversationError(f"%agent resume: {exc}") from None
-        text = self.restore(agent, loaded, session, namespace)
+        text = self.restore(conversation, loaded, session, namespace, count_cost=count_cost)
         self._owned.add(path)  # it continues here: the next save overwrites it
+        self._guard.remember(path, stamp)
+        self._guard.forget_diversion(path)
         self._stopped.discard(path)
-        self.track(key, agent, namespace, report)
+        self.track(key, conversation.agent, namespace, report)
         return (
             f"resumed {key}: {text} "
             "(tools and approvals are not saved: set them with --tools / --approve)"
@@ -397,21 +450,26 @@ class Conversations:
     def load(
         self,
         path: Path,
-        agent: Agent,
+        conversation: Conversation,
         session: NotebookSession,
         namespace: MutableMapping[str, Any],
         key: str | None = None,
+        *,
+        count_cost: bool = False,
     ) -> str:
-        """``%agent load PATH``: any conversation file (ours, or a Pi transcript); ``key`` is
-        the name the conversation saves under, if it saves."""
+        """``%agent load PATH``: any conversation file (ours, or a Pi transcript) into
+        ``conversation``; ``key`` is the name the conversation saves under, if it saves."""
+        stamp = stamp_of(path)
         try:
             loaded = read(path)
         except TranscriptFileError as exc:
             raise ConversationError(f"%agent load: {exc}") from None
-        text = self.restore(agent, loaded, session, namespace)
+        text = self.restore(conversation, loaded, session, namespace, count_cost=count_cost)
         own = self.path_of(key, namespace) if key is not None else None
         if own is not None and own.resolve() == path.resolve():
             self._owned.add(own)  # the conversation's own file, loaded by path: as a resume
+            self._guard.remember(own, stamp)
+            self._guard.forget_diversion(own)
         return f"loaded {path.name}: {text}"
 
 

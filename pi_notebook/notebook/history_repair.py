@@ -11,7 +11,10 @@ once, when it is loaded:
 - an ``aborted`` or ``error`` assistant message keeps its text, and loses the tool calls that
   have no result (they never ran);
 - any other call without a result gets Pi's synthetic error result, ``No result provided``,
-  right after the results that exist, as ``transformMessages`` would insert it.
+  right after the results that exist, as ``transformMessages`` would insert it;
+- a tool result that answers no call (none of the last assistant message's calls, or one
+  already answered) is dropped (:func:`drop_unanswering_results`): providers refuse a request
+  with one.
 
 This module never changes the messages it is given (it returns new ones where it must).
 """
@@ -69,4 +72,23 @@ def close_unanswered_calls(messages: Sequence[AgentMessage]) -> tuple[list[Agent
     return out, repairs
 
 
-__all__ = ["NO_RESULT", "close_unanswered_calls"]
+def drop_unanswering_results(messages: Sequence[AgentMessage]) -> tuple[list[AgentMessage], int]:
+    """``messages`` without the tool results that answer no call; (messages, how many)."""
+    out: list[AgentMessage] = []
+    open_calls: set[str] = set()  # the last assistant message's calls not answered yet
+    dropped = 0
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            open_calls = {b.id for b in message.content if b.type == "toolCall"}
+        elif isinstance(message, ToolResultMessage):
+            if message.tool_call_id not in open_calls:
+                dropped += 1
+                continue
+            open_calls.discard(message.tool_call_id)
+        elif getattr(message, "role", None) == "user":
+            open_calls = set()
+        out.append(message)
+    return out, dropped
+
+
+__all__ = ["NO_RESULT", "close_unanswered_calls", "drop_unanswering_results"]

@@ -22,19 +22,20 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from ..agent import AgentBusyError, format_usd
-from ..ai import AssistantMessage, redact
+from ..ai import AssistantMessage, message_text, redact
 from ..settings import status_lines
 from ..tools import close_mcp_servers_soon, mcp_status_lines
 from ..tools import undo as undo_tools
 from . import code_cell
 from .context_view import PURPOSE_WORDS, context_json, context_text, turn_count, turn_request
-from .conversation import Conversation, plain_mode
+from .conversation import PANEL_VARIABLE, Conversation, plain_mode
 from .conversation_settings import POLICY_TEXT, tools_text
 from .conversations import ConversationError, get_conversations, key_of
 from .limits import output_limit
 from .models import ModelError, model_from_name
 from .options import AgentOptions, format_help, line_commands_text, positive_usd
 from .render import render_transcript
+from .resume_checks import COUNT_COST
 from .run_mode import run_mode
 from .running import (
     expanded,
@@ -45,7 +46,7 @@ from .running import (
     show_text,
 )
 from .session import NotebookSession, get_session
-from .system_prompt import system_prompt_line
+from .system_prompt import system_prompt_text
 
 
 @dataclass(slots=True)
@@ -88,6 +89,17 @@ def _context(call: Call) -> None:
     of that turn sent."""
     conversation = call.session.conversation
     print(context_of(conversation.last_requests if conversation is not None else [], call.rest))
+
+
+#: What ``%agent timeline`` says when no run was shown in a panel.
+NO_TIMELINE = "no timeline: no %%agent run was shown in a panel yet (plain mode keeps none)"
+
+
+def _timeline(call: Call) -> None:
+    """``%agent timeline``: the last panel's run as rows (the static picture's text form)."""
+    panel = call.namespace.get(PANEL_VARIABLE)
+    text = getattr(panel, "timeline_text", None)
+    print(text if isinstance(text, str) else NO_TIMELINE)
 
 
 def context_of(requests: list[Any], rest: str) -> str:
@@ -166,6 +178,7 @@ def _reset(call: Call) -> None:
     if agent.is_running:
         raise UsageError("%agent reset: a run is active; %agent abort first")
     agent.reset()
+    conversation.budget_baseline = 0.0
     conversation.notebook_context.forget()  # the model no longer has what it was shown
     call.session.last_run = None
     conversation.last_requests = []
@@ -177,15 +190,11 @@ def _reset(call: Call) -> None:
 
 
 def _notebook_context(call: Call) -> None:
-    """``%agent notebook-context [on|off]``: show or set whether the conversation's runs send
-    the cells run since its last run (``--no-context`` leaves them out for one cell)."""
-    word = call.rest.lower()
-    if word not in ("", "on", "off"):
-        raise UsageError(f"%agent notebook-context: expected on or off, got {call.rest!r}")
     conversation = call.target()
-    if word:  # over PI_NOTEBOOK_CONTEXT, for this conversation
-        conversation.notebook_context.enabled = word == "on"
-    print(conversation.notebook_context.status_line(conversation.agent.state.messages))
+    try:  # on or off for this conversation (over PI_NOTEBOOK_CONTEXT), or shown
+        print(conversation.notebook_context.command(call.rest, conversation.agent.state.messages))
+    except ValueError as exc:
+        raise UsageError(f"%agent notebook-context: {exc}") from None
 
 
 def _queue(call: Call) -> None:
@@ -238,7 +247,8 @@ def _budget(call: Call) -> None:
         except ArgumentTypeError as exc:
             raise UsageError(f"%agent budget: {exc}, or 'off'") from None
     budget = "off" if conversation.budget is None else format_usd(conversation.budget)
-    print(f"conversation budget: {budget}, spent: {format_usd(conversation.agent.spent)}")
+    spent = format_usd(conversation.budget_spent)
+    print(f"conversation budget: {budget}, spent: {spent}{conversation.uncounted()}")
 
 
 def _compact(call: Call) -> None:
@@ -302,6 +312,9 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
         context.append(line)
     if conversation.budget is not None:
         cost += f" spent / {format_usd(conversation.budget)} budget"
+        if conversation.budget_baseline > 0:
+            counted = format_usd(conversation.budget_spent)
+            cost += f"; the budget counts {counted}{conversation.uncounted()}"
     last_run = conversation.last_run
     # Only a run that had limits, or did not end by itself, gets a line of its own.
     last = [last_run.text()] if last_run is not None and last_run.noteworthy else []
@@ -310,11 +323,11 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
             f"model: {model.provider}/{model.id} (from {conversation.source})",
             f"running: {'yes' if agent.is_running else 'no'}",
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
+            f"system prompt: {system_prompt_text(agent.state.system_prompt)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
             cost,
             *last,
             *context,
-            system_prompt_line(agent.state.system_prompt),
             f"tools: {tools_text(agent.state.tools)}",
             conversation.notebook_context.status_line(agent.state.messages),
             f"output limit: {output_limit(agent).text()}",
@@ -343,11 +356,7 @@ def _queued_lines(conversation: Conversation) -> list[str]:
 
 
 def _one_line(message: Any, limit: int = 80) -> str:
-    content = getattr(message, "content", "")
-    if not isinstance(content, str):
-        content = " ".join(getattr(b, "text", "") for b in content if b.type == "text")
-    text = " ".join(content.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return message_text(message, images=False, separator=" ", one_line=True, limit=limit)
 
 
 # -- saved conversations -------------------------------------------------------------------------
@@ -361,10 +370,12 @@ def _conversation_command(call: Call) -> None:
         args = shlex.split(call.rest)
     except ValueError as exc:
         raise UsageError(f"%agent {command}: {exc}") from None
+    count_cost = COUNT_COST in args and command != "save"
+    args = [arg for arg in args if not (count_cost and arg == COUNT_COST)]
     try:
         if command == "resume":
             if len(args) > 1 or (args and not args[0].isidentifier()):
-                raise UsageError("%agent resume: usage: %agent resume [NAME]")
+                raise UsageError(f"%agent resume: usage: %agent resume [NAME] [{COUNT_COST}]")
             name = args[0] if args and args[0] != "default" else None
             if name is None:
                 conversation = session.default_conversation(namespace)
@@ -375,13 +386,18 @@ def _conversation_command(call: Call) -> None:
             agent = conversation.agent
             if agent.is_running:
                 raise UsageError("%agent resume: a run is active; %agent abort first")
-            print(conversations.resume(key_of(name), agent, session, namespace, _note))
+            print(
+                conversations.resume(
+                    key_of(name), conversation, session, namespace, _note, count_cost=count_cost
+                )
+            )
             conversation.saver = conversations.track(conversation.key, agent, namespace, _note)
             session.conversation = conversation
             session.last_cell = conversation
             return
         if len(args) != 1:
-            raise UsageError(f"%agent {command}: usage: %agent {command} PATH")
+            flag = f" [{COUNT_COST}]" if command == "load" else ""
+            raise UsageError(f"%agent {command}: usage: %agent {command} PATH{flag}")
         path = Path(args[0]).expanduser()
         conversation = call.target()
         agent = conversation.agent
@@ -393,7 +409,9 @@ def _conversation_command(call: Call) -> None:
         if agent.is_running:
             raise UsageError("%agent load: a run is active; %agent abort first")
         saves = conversation.key if conversation.saver is not None else None
-        print(conversations.load(path, agent, session, namespace, saves))
+        print(
+            conversations.load(path, conversation, session, namespace, saves, count_cost=count_cost)
+        )
     except (ConversationError, ModelError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -429,11 +447,12 @@ COMMANDS: dict[str, Command] = {
     "compact": Command(_compact),
     "context": Command(_context, "[TURN] [--json]"),
     "notebook-context": Command(_notebook_context, "[on|off]"),
+    "timeline": Command(_timeline),
     "replay": Command(_replay, "PATH [--step [lifecycle|all|tools]] [--plain]"),
     "code": Command(_code, "[--cell]"),
-    "resume": Command(_conversation_command, "[NAME]"),
+    "resume": Command(_conversation_command, "[NAME] [--count-cost]"),
     "save": Command(_conversation_command, "PATH"),
-    "load": Command(_conversation_command, "PATH"),
+    "load": Command(_conversation_command, "PATH [--count-cost]"),
     "help": Command(_help),
 }
 """Every line command, in the order ``%agent`` and its help list them."""

@@ -138,6 +138,16 @@ class NotebookContext:
             line += f"; last sent: {describe(last).removeprefix('notebook context: ')}"
         return line
 
+    def command(self, word: str, messages: Sequence[Any]) -> str:
+        """``%agent notebook-context [on|off]``: set it for the conversation (over
+        ``PI_NOTEBOOK_CONTEXT``) or only show it; ValueError for another word."""
+        word = word.strip().lower()
+        if word not in ("", "on", "off"):
+            raise ValueError(f"expected on or off, got {word!r}")
+        if word:
+            self.enabled = word == "on"
+        return self.status_line(messages)
+
     def forget(self) -> None:
         """The conversation lost its messages: its next run is shown the last cells again."""
         self.seen = None

@@ -45,11 +45,12 @@ LINE_COMMAND_USAGES: tuple[str, ...] = (
     "compact",
     "context [TURN] [--json]",
     "notebook-context [on|off]",
+    "timeline",
     "replay PATH [--step [lifecycle|all|tools]] [--plain]",
     "code [--cell]",
-    "resume [NAME]",
+    "resume [NAME] [--count-cost]",
     "save PATH",
-    "load PATH",
+    "load PATH [--count-cost]",
     "help",
 )
 """The line commands as the help lists them; :func:`build_parser` takes another list (the

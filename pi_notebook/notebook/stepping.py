@@ -29,7 +29,8 @@ from ..agent import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from ..ai import AssistantMessage, ToolCall, ToolResultMessage
+from ..ai import AssistantMessage, ToolCall, ToolResultMessage, redact
+from .call_labels import call_labels
 
 Granularity: TypeAlias = Literal["lifecycle", "all", "tools"]
 GRANULARITIES: tuple[Granularity, ...] = ("lifecycle", "all", "tools")
@@ -64,16 +65,32 @@ def _names(names: list[str]) -> str:
     return ", ".join(_code(n) for n in names)
 
 
+#: Characters of a held chunk shown in the step bar.
+CHUNK_CHARS = 60
+
+
+def _chunk(delta: str) -> str:
+    """A streamed chunk as the step bar quotes it: redacted, one line, cut."""
+    text = redact(delta).replace("\n", "⏎")
+    if len(text) > CHUNK_CHARS:
+        text = text[: CHUNK_CHARS - 1] + "…"
+    return f"“{text}”"
+
+
 class StepNarrator:
     """Plain words for the current hold: ``observe`` every event, then ``describe`` a point."""
 
     def __init__(self) -> None:
+        self.sequential = False
+        """The current batch runs one call at a time (the panel sets it from the agent)."""
         self._reset()
 
     def _reset(self) -> None:
         self.turn = 0
         self._replied = False  # an assistant message of this run has started
-        self._calls: list[str] = []  # tool names of the current batch, in source order
+        self._calls: list[str] = []  # tool call labels of the current batch, in source order
+        self._labels: dict[str, str] = {}  # tool call id -> its label
+        self._announced = 0  # calls of the batch whose tool_execution_start came
         self._running: dict[str, str] = {}  # tool call id -> name, started and not ended
         self._results_left = 0  # tool result messages of the batch not yet added
         self._terminate: list[bool] = []  # per ended tool: did it ask to end the run
@@ -89,7 +106,9 @@ class StepNarrator:
                 self.turn += 1
             case MessageEndEvent(message=AssistantMessage() as message):
                 calls = [b for b in message.content if isinstance(b, ToolCall)]
-                self._calls = [c.name for c in calls]
+                self._labels = call_labels([(c.id, c.name, c.arguments) for c in calls])
+                self._calls = [self._labels[c.id] for c in calls]
+                self._announced = 0
                 self._results_left = len(calls)
                 self._terminate = []
             case MessageEndEvent(message=ToolResultMessage()):
@@ -97,7 +116,8 @@ class StepNarrator:
             case MessageStartEvent(message=AssistantMessage()):
                 self._replied = True
             case ToolExecutionStartEvent():
-                self._running[event.tool_call_id] = event.tool_name
+                self._running[event.tool_call_id] = self._label(event)
+                self._announced += 1
             case ToolExecutionEndEvent():
                 self._running.pop(event.tool_call_id, None)
                 self._terminate.append(bool(getattr(event.result, "terminate", False)))
@@ -140,9 +160,9 @@ class StepNarrator:
             return f"held at the end of turn {turn}", self._after_turn(queued)
         if point in ("message_start", "message_end", "message_update"):
             return self._message(point, event)
-        name = str(getattr(event, "tool_name", "") or "tool")
+        name = self._label(event)
         if point == "tool_execution_start":
-            return f"held before tool {_code(name)} runs", f"{_code(name)} runs"
+            return self._before_tool(name)
         if point == "tool_execution_update":
             return f"held at a progress update of tool {_code(name)}", f"{_code(name)} goes on"
         if point == "tool_execution_end":
@@ -154,14 +174,39 @@ class StepNarrator:
             return held, "the tool results enter the conversation"
         return f"held at {point}", "the run goes on"
 
+    def _label(self, event: AgentEvent | None) -> str:
+        call_id = getattr(event, "tool_call_id", None)
+        name = str(getattr(event, "tool_name", "") or "tool")
+        return self._labels.get(call_id, name) if isinstance(call_id, str) else name
+
+    def _before_tool(self, name: str) -> tuple[str, str]:
+        """Held at a call's ``tool_execution_start``: announced, not running. A parallel batch
+        prepares every call in source order, then runs them all; a sequential one runs each
+        call as soon as it is prepared."""
+        count, done = len(self._calls), self._announced
+        code = _code(name)
+        if count <= 1 or self.sequential:
+            return (
+                f"held before tool {code} runs (prepared, not running yet)",
+                f"{code} is prepared and runs",
+            )
+        what = f"held before tool {code} runs (call {done} of {count}; prepared, not running yet)"
+        if done < count:
+            return what, f"{code} is prepared; the batch runs when all {count} are prepared"
+        together = _names(self._calls)
+        return what, f"{code} is prepared, then all {count} calls run together: {together}"
+
     def _message(self, point: str, event: AgentEvent | None) -> tuple[str, str]:
         message = getattr(event, "message", None)
         role = getattr(message, "role", "custom")
         turn = self.turn
         if point == "message_update":
-            sub = getattr(getattr(event, "assistant_message_event", None), "type", "update")
+            update = getattr(event, "assistant_message_event", None)
+            sub = getattr(update, "type", "update")
+            delta = getattr(update, "delta", None)
+            chunk = f": {_chunk(delta)}" if isinstance(delta, str) and delta else ""
             return (
-                f"held at a streamed chunk of the reply of turn {turn} ({sub})",
+                f"held at a streamed chunk of the reply of turn {turn} ({sub}){chunk}",
                 "the next chunk, or the end of the reply",
             )
         if role == "assistant":

@@ -7,10 +7,13 @@ changes the user's variables), and how to answer. The notebook gives it to every
 creates (the default one, ``--agent NAME`` when the variable is new, ``--new``); ``--system
 TEXT`` replaces it for the conversation; an ``Agent`` the user made keeps its own.
 
-This module holds text only: it never reads the notebook or the environment.
+This module holds text only (and how ``%agent status`` names it): it never reads the notebook
+or the environment.
 """
 
 from __future__ import annotations
+
+from .resume_checks import prompt_preview
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are an assistant in a Jupyter notebook, in the user's own Python kernel.
@@ -23,15 +26,14 @@ Answer in Markdown, briefly; put code in fenced ```python blocks."""
 """The system prompt of a conversation the notebook creates (``--system TEXT`` replaces it)."""
 
 
-def system_prompt_line(system_prompt: str) -> str:
-    """``%agent status``'s line: which system prompt is in force."""
-    if system_prompt == DEFAULT_SYSTEM_PROMPT:
-        return "system prompt: the default (pi_notebook.notebook.system_prompt)"
-    if not system_prompt:
-        return "system prompt: none"
-    first = " ".join(system_prompt.split())
-    shown = first if len(first) <= 60 else first[:59] + "…"
-    return f"system prompt: your own, {len(system_prompt)} characters: {shown!r}"
+DEFAULT_SHOWN = "the default (pi_notebook.notebook.system_prompt)"
+"""How ``%agent status`` names it."""
 
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "system_prompt_line"]
+def system_prompt_text(prompt: str) -> str:
+    """Which system prompt is in force (``%agent status``): the default, or the start of the
+    conversation's own."""
+    return DEFAULT_SHOWN if prompt == DEFAULT_SYSTEM_PROMPT else prompt_preview(prompt)
+
+
+__all__ = ["DEFAULT_SHOWN", "DEFAULT_SYSTEM_PROMPT", "system_prompt_text"]

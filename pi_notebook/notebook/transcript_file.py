@@ -11,7 +11,9 @@ JSON, every text redacted), so a transcript moves to and from Pi; :func:`read` a
 file without the header (one message per line) and a JSON array of messages (Pi's
 ``JSON.stringify(agent.state.messages)``). The header says which format version wrote the file,
 the conversation, its model (``provider/id``, never a key, header or base URL), system prompt
-(redacted), thinking level, when it was saved and by which kernel process.
+(redacted), thinking level, how many messages follow, when it was saved and by which kernel
+process. :func:`read_header` reads that line only (``%load_ext`` lists saved conversations
+without reading their bodies, whatever their size); :func:`read` reads the whole file.
 
 :func:`write` is atomic: the whole file goes to a temporary file in the same folder, is flushed
 to disk, then renamed over the old one (``os.replace``), so a crash mid-write leaves the earlier
@@ -62,6 +64,8 @@ class FileHeader(BaseModel):
     """ISO 8601, UTC."""
     kernel: str | None = None
     """The kernel process that wrote it (a random id per process)."""
+    messages: int | None = None
+    """How many messages follow (:func:`write` sets it; older files do not have it)."""
 
     def line(self) -> str:
         data = {
@@ -74,6 +78,7 @@ class FileHeader(BaseModel):
             "thinkingLevel": self.thinking_level,
             "savedAt": self.saved_at,
             "kernel": self.kernel,
+            "messages": self.messages,
         }
         return json.dumps({k: v for k, v in data.items() if v is not None}, ensure_ascii=False)
 
@@ -166,7 +171,9 @@ def read_text(text: str, path: Path) -> Loaded:
         return Loaded(None, [_message(item, path, i + 1) for i, item in enumerate(items)])
     header: FileHeader | None = None
     messages: list[AgentMessage] = []
-    for number, raw in enumerate(text.splitlines(), 1):
+    # Lines end at "\n" only: JSON written with ensure_ascii=False keeps U+2028, U+0085 and
+    # the other characters str.splitlines() would also break at inside its strings.
+    for number, raw in enumerate(text.split("\n"), 1):
         if not raw.strip():
             continue
         try:
@@ -194,13 +201,19 @@ def read(path: Path) -> Loaded:
     return read_text(text, path)
 
 
-def read_header(path: Path) -> tuple[FileHeader, int]:
-    """The header of one of our files and how many messages follow it (lines are counted,
-    not parsed); raises :class:`TranscriptFileError` for anything else."""
+HEADER_BYTES = 1 << 20
+"""A first line longer than this is no header of ours (it is never read further)."""
+
+
+def read_header(path: Path) -> FileHeader:
+    """The header of one of our files, from its first line alone (the body is not read, so
+    neither its size nor its state matters here); raises :class:`TranscriptFileError` for
+    anything else."""
     try:
-        with path.open(encoding="utf-8") as handle:
-            first = handle.readline()
-            count = sum(1 for line in handle if line.strip())
+        with path.open("rb") as handle:
+            first = handle.readline(HEADER_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        raise TranscriptFileError(f"{_where(path)}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TranscriptFileError(f"{_where(path)}: cannot read it ({exc})") from None
     try:
@@ -210,7 +223,7 @@ def read_header(path: Path) -> tuple[FileHeader, int]:
     header = _header_of(data, path) if data is not None else None
     if header is None:
         raise TranscriptFileError(f"{_where(path)}: not a pi_notebook conversation file")
-    return header, count
+    return header
 
 
 def check_writable(path: Path) -> None:
@@ -255,7 +268,9 @@ _BATCH_LINES = 500
 
 
 def write(path: Path, header: FileHeader, lines: Sequence[str]) -> None:
-    """Write the file atomically (temporary file in the same folder, fsync, ``os.replace``)."""
+    """Write the file atomically (temporary file in the same folder, fsync, ``os.replace``);
+    the header says how many messages follow."""
+    header = header.model_copy(update={"messages": len(lines)})
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
@@ -284,6 +299,7 @@ def write(path: Path, header: FileHeader, lines: Sequence[str]) -> None:
 
 __all__ = [
     "FORMAT",
+    "HEADER_BYTES",
     "VERSION",
     "FileHeader",
     "LineCache",

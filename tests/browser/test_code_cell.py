@@ -38,15 +38,15 @@ AGENT = "%%agent --model faux --tools notebook\nCompute the areas of circles of 
 
 EXPECTED = f"""{CELL_HEADER}
 
-# run_python (tool call call_code)
+# run_python (call 1)
 import math
 radii = [1, 2, 3]
 areas = [round(math.pi * r * r, 2) for r in radii]
 
-# set_variable (tool call call_unit)
+# set_variable (call 2)
 unit = "cm2"
 
-# set_variable (tool call call_total)
+# set_variable (call 3)
 total = 43.980000000000004  # sum(areas)
 """
 
@@ -110,7 +110,7 @@ def test_the_code_lands_in_a_new_cell_that_recreates_the_variables(
     new = cells[2]
     assert new["source"] == EXPECTED  # exactly the payload's text
     assert new["count"] is None  # offered, not run
-    expect(nb.cell(2)).to_contain_text("set_variable (tool call call_total)")
+    expect(nb.cell(2)).to_contain_text("set_variable (call 3)")
     agent_values = json.loads(nb.page.evaluate(_EVALUATE, CHECK))
     assert agent_values[:4] == [[1, 2, 3], [3.14, 12.57, 28.27], "cm2", 43.980000000000004]
     nb.snap("code-cell-offered", nb.cell(2))

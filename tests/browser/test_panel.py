@@ -131,7 +131,7 @@ slow_add = AgentTool(
 )
 """
 
-STATUS_ORDER = ("pending", "running", "progress", "done")
+STATUS_ORDER = ("pending", "prepared", "running", "progress", "done")
 
 
 def test_tool_cards_move_through_their_states(nb: Notebook, workdir: Path) -> None:
@@ -180,7 +180,7 @@ def test_tool_cards_move_through_their_states(nb: Notebook, workdir: Path) -> No
     statuses = recorded(nb.page)["tools"]["call_add"]
     assert statuses[-1] == "done", statuses
     assert "running" in statuses or "progress" in statuses, statuses
-    # Never backwards: pending -> running -> progress -> done.
+    # Never backwards: pending -> prepared -> running -> progress -> done.
     ranks = [STATUS_ORDER.index(s) for s in statuses]
     assert ranks == sorted(ranks), statuses
     _assert_clean(nb)

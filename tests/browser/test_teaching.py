@@ -193,7 +193,9 @@ def check_step_tools_holds_before_each_request_and_shows_what_the_model_is_sent(
         expect(context).not_to_have_attribute("open", "")  # collapsed by default
         bar.locator("button.pi-next").click()
         expect(bar).to_have_attribute("data-count", "2")
-        expect(bar.locator(".pi-step-what")).to_have_text("held before tool add runs")
+        expect(bar.locator(".pi-step-what")).to_have_text(
+            "held before tool add runs (prepared, not running yet)"
+        )
         bar.locator("button.pi-next").click()
         expect(bar).to_have_attribute("data-count", "3")
         expect(bar.locator(".pi-step-what")).to_have_text("held before the model request of turn 2")

@@ -53,18 +53,18 @@ SCRIPT = """[
 
 EXPECTED = f"""{CELL_HEADER}
 
-# run_python (tool call call_1)
+# run_python (call 1)
 import math
 xs = [1, 2, 3]
 total = sum(xs)
 
-# set_variable (tool call call_3)
+# set_variable (call 3)
 threshold = 0.5
 
-# set_variable (tool call call_4)
+# set_variable (call 4)
 n = 3  # len(xs)
 
-# set_variable (tool call call_5); {NOT_A_LITERAL}
+# set_variable (call 5); {NOT_A_LITERAL}
 r = range(n)
 """
 
@@ -121,7 +121,7 @@ def test_undone_calls_are_left_out(ui_kernel: Kernel) -> None:
     assert "kept total" in undo
     code = ui_kernel.ok("%agent code").stdout
     # call_1 also wrote `total`, which undo kept: its code stays; the assignments were undone.
-    assert code == f"{CELL_HEADER}\n\n# run_python (tool call call_1)\n" + (
+    assert code == f"{CELL_HEADER}\n\n# run_python (call 1)\n" + (
         "import math\nxs = [1, 2, 3]\ntotal = sum(xs)\n"
     )
     assert ui_kernel.ok("%agent undo").stdout.startswith("nothing left to undo")
@@ -309,7 +309,7 @@ def test_a_secret_in_the_code_is_redacted_and_said() -> None:
     block = CodeBlock("c1", "run_python", f"token = {token!r}", None, frozenset({"token"}))
     text = RunCode([block]).text()
     assert token not in text
-    assert "# run_python (tool call c1); a secret was redacted from this code" in text
+    assert "# run_python (call 1); a secret was redacted from this code" in text
 
 
 def test_json_of_the_payload_round_trips() -> None:
@@ -335,7 +335,7 @@ def test_another_tool_that_writes_leaves_a_comment_not_code() -> None:
     recorder(ToolExecutionStartEvent("m1", "commit", {}))
     recorder(ToolExecutionEndEvent("m1", "commit", AgentToolResult(), False))
     (block,) = recorder.run.blocks
-    assert block.text() == (
-        "# commit (tool call m1); its effects are not code and are not repeated here"
+    assert block.text(block.number) == (
+        "# commit (call 1); its effects are not code and are not repeated here"
     )
     assert not recorder.run.has_code()  # comments alone are no cell

@@ -88,3 +88,12 @@ def test_token_estimates_count_as_pi_does() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("abcd") == 1 and estimate_tokens("abcde") == 2
     assert estimate_tokens("😀😀") == 1  # UTF-16 code units, as JavaScript's length
+
+
+def test_what_the_model_will_be_sent_leaves_out_an_aborted_reply_the_provider_drops() -> None:
+    aborted = faux_assistant_message("", stop_reason="aborted", error_message="Request was aborted")
+    prompt = UserMessage(content=[TextContent(text="again")])
+    request = SentRequest(2, "faux/faux-1", "", [prompt, aborted, prompt], [])
+    summary = context_summary(request)
+    assert [m["role"] for m in summary["messages"]] == ["user", "user"]
+    assert summary["message_count"] == 2 and summary["dropped"] == 1

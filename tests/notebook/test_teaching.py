@@ -8,6 +8,7 @@ plain mode (``kernel``), as a notebook under nbval does.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -129,7 +130,7 @@ def test_step_tools_holds_before_each_tool_and_each_request(tools_ui: Kernel) ->
     held, client = walk(tools_ui, "%%agent --step tools --tools ADD\nWhat is 2 + 3?")
     assert held == [
         ("model_request", "held before the model request of turn 1"),
-        ("tool_execution_start", "held before tool `add` runs"),
+        ("tool_execution_start", "held before tool `add` runs (prepared, not running yet)"),
         ("model_request", "held before the model request of turn 2"),
     ]
     assert client.state is not None and client.state["status"]["state"] == "done"
@@ -344,16 +345,28 @@ def test_replay_errors_are_one_line(tools_plain: Kernel, tmp_path: Path) -> None
     assert usage.status == "error" and "PATH" in str(usage.error)
 
 
+#: The stations the lesson's recorded run reads, in its calls' order (they label the calls).
+STATIONS = ("north", "south", "east")
+
+
 def test_a_replay_steps_through_the_panel_like_a_live_run(tools_ui: Kernel) -> None:
     lesson = Path(__file__).resolve().parents[2] / "notebooks" / "02_loop_lifecycle.run.jsonl"
     held, client = walk(tools_ui, f"%agent replay {lesson} --step tools")
     assert held == [
         ("model_request", "held before the model request of turn 1"),
-        ("tool_execution_start", "held before tool `read_station` runs"),
-        ("tool_execution_start", "held before tool `read_station` runs"),
-        ("tool_execution_start", "held before tool `read_station` runs"),
+        *(
+            (
+                "tool_execution_start",
+                f"held before tool `read_station ({station})` runs "
+                f"(call {n} of 3; prepared, not running yet)",
+            )
+            for n, station in enumerate(STATIONS, start=1)
+        ),
         ("model_request", "held before the model request of turn 2"),
-        ("tool_execution_start", "held before tool `record_answer` runs"),
+        (
+            "tool_execution_start",
+            "held before tool `record_answer` runs (prepared, not running yet)",
+        ),
     ]
     assert client.state is not None and client.state["status"]["state"] == "done"
     assert client.updates and set(client.updates[-1]) == {"text/html", "text/plain"}
@@ -369,8 +382,33 @@ def test_a_replay_steps_through_the_panel_like_a_live_run(tools_ui: Kernel) -> N
             ).stdout
         )
     ]
-    assert tools == ["read_station"] * 3 + ["record_answer"]
+    assert tools == [f"read_station ({s})" for s in STATIONS] + ["record_answer"]
     assert ends == ["read_south", "read_east", "read_north", "record_1"]
+    # The saved transcript's timeline names every call of the parallel batch, whose bars
+    # overlap in time, and each model request; %agent timeline prints the same as rows.
+    html = client.updates[-1]["text/html"]
+    image = re.search(
+        r'<img class="pi-timeline" alt="([^"]*)" src="data:image/svg\+xml;base64,([^"]+)"', html
+    )
+    assert image is not None, "the static transcript shows the timeline"
+    svg = base64.b64decode(image.group(2)).decode()
+    for station in STATIONS:
+        assert f">read_station ({station})</text>" in svg
+    assert ">request 1 (turn 1)</text>" in svg and ">request 2 (turn 2)</text>" in svg
+    bars = {
+        lane: (float(start), float(end))
+        for start, end, lane in re.findall(
+            r'<g data-kind="running" data-start="([^"]+)" data-end="([^"]+)" '
+            r'data-lane="tool:(read_[a-z]+)"',
+            svg,
+        )
+    }
+    assert sorted(bars) == ["read_east", "read_north", "read_south"]
+    assert max(s for s, _ in bars.values()) <= min(e for _, e in bars.values()), "they overlap"
+    rows = tools_ui.ok("%agent timeline").stdout
+    for station in STATIONS:
+        assert re.search(rf"read_station \({station}\) +running", rows), rows
+    assert "── turn 2 starts" in rows
 
 
 def test_a_replay_that_diverges_from_its_recording_fails_the_cell(

@@ -9,6 +9,7 @@ no handler, no URL but http(s)/mailto, no ``src`` at all.
 
 from __future__ import annotations
 
+import base64
 import random
 import re
 from pathlib import Path
@@ -44,6 +45,30 @@ def text_of(node: Tag) -> str:
 NONE: frozenset[str] = frozenset()
 
 
+#: What the timeline's SVG (shown as an image: it runs nothing) may be built of.
+SVG_TAGS = frozenset(("svg", "style", "title", "g", "rect", "line", "text"))
+SVG_ATTRIBUTES = frozenset(
+    ("xmlns", "role", "width", "height", "viewbox", "font-family", "font-size", "class", "x",
+     "y", "x1", "y1", "x2", "y2", "rx", "text-anchor", "fill-opacity", "stroke-opacity",
+     "stroke-dasharray", "stroke-width", "data-lane", "data-kind", "data-start", "data-end")
+)  # fmt: skip
+
+
+def audit_svg(svg: str) -> list[str]:
+    """What in the timeline's SVG is not a plain drawing (a script, a link, a foreign object,
+    an event handler, a load from elsewhere)."""
+    problems = []
+    for node in BeautifulSoup(svg, "html.parser").find_all(True):
+        if node.name not in SVG_TAGS:
+            problems.append(f"svg tag {node.name}")
+        for name, value in node.attrs.items():
+            if name not in SVG_ATTRIBUTES:
+                problems.append(f"svg attribute {name}={value!r} on {node.name}")
+        if node.name == "style" and ("url(" in node.get_text() or "@import" in node.get_text()):
+            problems.append("svg style loads from elsewhere")
+    return problems
+
+
 def audit(html: str, tags: frozenset[str] = NONE, attrs: frozenset[str] = NONE) -> list[str]:
     """Everything in ``html`` that could run, load or restyle the page (``tags`` and ``attrs``
     are allowed besides the Markdown renderer's; a ``src`` must be a raster data URL)."""
@@ -62,7 +87,12 @@ def audit(html: str, tags: frozenset[str] = NONE, attrs: frozenset[str] = NONE) 
                 problems.append(f"attribute {name}={value!r} on {node.name}")
             if name == "href" and not re.match(r"(https?://|mailto:)", value):
                 problems.append(f"href {value!r}")
-            if name == "src" and not re.match(r"data:image/(png|jpeg|gif|webp);base64,", value):
+            timeline = node.name == "img" and node.get("class") == ["pi-timeline"]
+            if timeline and name == "src" and value.startswith("data:image/svg+xml;base64,"):
+                problems.extend(audit_svg(base64.b64decode(value.split(",", 1)[1]).decode()))
+            elif name == "src" and not re.match(
+                r"data:image/(png|jpeg|gif|webp);base64,", value
+            ):
                 problems.append(f"src {value!r}")
             hidden_mathml = node.get("class") == ["pi-mathml"] and value == "display: none"
             if name == "style" and not hidden_mathml and value not in (

@@ -95,11 +95,11 @@ def test_transcript_tool_cards_and_status() -> None:
     ]
 
 
-def test_tool_card_passes_through_pending_running_progress_done() -> None:
+def test_tool_card_passes_through_pending_prepared_running_progress_done() -> None:
     _, ops = reduce(tool_run())
     statuses = [op[2] for op in ops.ops if op[0] == "s" and op[1] == ["tools", "c1", "status"]]
     created = [op[2]["status"] for op in ops.ops if op[0] == "s" and op[1] == ["tools", "c1"]]
-    assert created + statuses == ["pending", "running", "progress", "done"]
+    assert created + statuses == ["pending", "prepared", "running", "progress", "done"]
     args = "".join(
         op[2] for op in ops.ops if op[0] == "a" and op[1] == ["tools", "c1", "args_text"]
     )

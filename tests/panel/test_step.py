@@ -145,7 +145,11 @@ async def test_tools_granularity_holds_before_each_tool_and_each_model_request()
             "held before the model request of turn 1",
             "the request goes to faux/faux-1: 1 message, 1 tool, ≈ 36 tokens",
         ),
-        ("tool_execution_start", "held before tool `add` runs", "`add` runs"),
+        (
+            "tool_execution_start",
+            "held before tool `add` runs (prepared, not running yet)",
+            "`add` is prepared and runs",
+        ),
         (
             MODEL_REQUEST,
             "held before the model request of turn 2",

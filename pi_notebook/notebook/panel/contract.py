@@ -32,8 +32,18 @@ RunState: TypeAlias = Literal[
     "done",
 ]
 ToolStatus: TypeAlias = Literal[
-    "pending", "running", "awaiting-approval", "progress", "done", "error", "rejected"
+    "pending",
+    "prepared",
+    "running",
+    "awaiting-approval",
+    "progress",
+    "done",
+    "error",
+    "rejected",
+    "aborted",
 ]
+"""``prepared``: announced (``tool_execution_start``) but not executing yet (a parallel batch
+runs once every call is prepared); ``aborted``: the run was aborted before the tool ran."""
 
 
 class Status(TypedDict):
@@ -56,6 +66,10 @@ class Status(TypedDict):
     estimated: bool
     """Some token count of the run is an estimate (the provider did not report it)."""
     max_tokens: int | None
+    held: str | None
+    """What step mode holds, in words, while it holds (the view reads "held (step mode)")."""
+    held_ms: float
+    """Time held in step mode so far; ``elapsed_ms`` is the run's own time, holds left out."""
 
 
 class Image(TypedDict):
@@ -99,6 +113,10 @@ class UserEntry(TypedDict):
     role: Literal["user"]
     html: str
     images: list[Image]
+    queued: Literal["steer", "followup"] | None
+    """A queued message delivered during the run: how it was queued."""
+    entered: str | None
+    """Where a queued message entered the run, in words ("after turn 1's tools")."""
 
 
 class ToolResultEntry(TypedDict):
@@ -152,6 +170,9 @@ class ToolCard(TypedDict):
     diff: NamespaceDiff | None
     not_run: str | None
     """Why the loop refused the call without running the tool, for status ``rejected``."""
+    label: str
+    """The call told apart from same-named calls of its message: ``read_station (north)`` or
+    ``read_station #2``; the name alone when it is the only call of that name."""
 
 
 LifecycleKind: TypeAlias = Literal["run", "turn", "message", "tool"]
@@ -205,6 +226,44 @@ class ApprovalCard(TypedDict):
     args_text: str
 
 
+TimelineLaneKind: TypeAlias = Literal["model", "tool", "listeners", "steer", "followup"]
+TimelineSpanKind: TypeAlias = Literal[
+    "waiting", "streaming", "prepared", "running", "held", "queued"
+]
+
+
+class TimelineLane(TypedDict):
+    """One row of the timeline: the model's requests, one tool call, the listeners (step-mode
+    holds), or a queue."""
+
+    id: str
+    kind: TimelineLaneKind
+    label: str
+
+
+class TimelineSpan(TypedDict):
+    """A stretch of time on a lane (run-relative ms, holds included: a hold is time too)."""
+
+    lane: str
+    """The ``id`` of its lane."""
+    kind: TimelineSpanKind
+    label: str
+    start: float
+    end: float | None
+    """None while it lasts (a held span without an end is the current hold: the cursor)."""
+    outcome: str
+    """How it ended, in words, when that matters ("error", "not run (aborted)"); else ""."""
+
+
+class Timeline(TypedDict):
+    """The run's time as swimlanes (``timeline.py``); the static transcript draws it as SVG."""
+
+    lanes: list[TimelineLane]
+    spans: list[TimelineSpan]
+    turns: list[float]
+    """When each turn started (vertical rules)."""
+
+
 class PanelData(TypedDict):
     """The whole view state (``PanelState.data``)."""
 
@@ -219,6 +278,7 @@ class PanelData(TypedDict):
     context: dict[str, Any] | None
     """What the model is (about to be) sent: the latest request's readable view (messages,
     tools, token estimates, ``held``, ``json``), built by the widget; left open here."""
+    timeline: Timeline
 
 
 class SyncedState(PanelData):
@@ -376,6 +436,11 @@ __all__ = [
     "StepState",
     "SyncedState",
     "TextBlock",
+    "Timeline",
+    "TimelineLane",
+    "TimelineLaneKind",
+    "TimelineSpan",
+    "TimelineSpanKind",
     "ToolCallBlock",
     "ToolCard",
     "ToolResultEntry",

@@ -27,6 +27,7 @@ from .contract import (
 )
 from .markdown import render_markdown
 from .status_line import initial_status
+from .timeline import empty_timeline
 
 #: Longest tool-result text kept in the state (the rest is cut with a note).
 MAX_RESULT_CHARS = 100_000
@@ -57,6 +58,7 @@ def initial_state(model: str = "", step: bool = False, granularity: str = "") ->
         },
         "approvals": [],
         "context": None,
+        "timeline": empty_timeline(),
     }
 
 
@@ -97,6 +99,7 @@ def new_card(tool_id: str, name: str, arguments: str) -> ToolCard:
         "is_error": False,
         "diff": None,
         "not_run": None,
+        "label": name,
     }
 
 
@@ -145,7 +148,13 @@ def plain_entry(message: Any) -> UserEntry | ToolResultEntry | CustomEntry:
             "is_error": bool(message.is_error),
         }
     if role == "user":
-        return {"role": "user", "html": render_markdown(redact(text)), "images": images}
+        return {
+            "role": "user",
+            "html": render_markdown(redact(text)),
+            "images": images,
+            "queued": None,
+            "entered": None,
+        }
     return {
         "role": "custom",
         "custom_role": str(role),

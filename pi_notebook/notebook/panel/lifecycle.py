@@ -63,6 +63,10 @@ class Lifecycle:
             node["updates"] = updates
             self.sink.set(["lifecycle", index, "updates"], updates)
 
+    def set_detail(self, index: int, detail: str) -> None:
+        self.nodes[index]["detail"] = detail
+        self.sink.set(["lifecycle", index, "detail"], detail)
+
     def count_update(self, index: int) -> None:
         node = self.nodes[index]
         node["updates"] += 1

@@ -8,8 +8,15 @@ where. The transport pulls the ops (:meth:`PanelState.take_ops`, which renders t
 streamed since the last frame first); the reducer never calls the transport.
 
 Its parts, each in its module: the streaming Markdown text (:mod:`.streaming_text`), the
-status line and the run's clock (:mod:`.status_line`), the lifecycle tree (:mod:`.lifecycle`)
-and the entries and cards built from one message (:mod:`.entries`).
+status line and the run's clock (:mod:`.status_line`), the lifecycle tree (:mod:`.lifecycle`),
+the tool cards (:mod:`.tool_cards`), the run's timeline (:mod:`.timeline`) and the entries and
+cards built from one message (:mod:`.entries`).
+
+Step mode must tell the truth, so the reducer is told (:meth:`PanelState.passed`) when the loop
+went on past an event: a call announced by ``tool_execution_start`` is ``prepared`` until then
+(a parallel batch runs only once every call is prepared), and it learns from the widget
+whether a request went out (:meth:`PanelState.request_sent`), so a reply aborted before any
+request says that no request was made.
 
 The per-token path is lean: a text delta is appended to a list of parts and its block marked
 for the next frame; nothing copies the message or the transcript per token, and the state keeps
@@ -25,6 +32,7 @@ from collections.abc import Callable
 from typing import Any, Literal, assert_never
 
 from ...agent import (
+    OPERATION_ABORTED,
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
@@ -39,16 +47,20 @@ from ...agent import (
 )
 from ...ai import (
     AssistantMessage,
+    message_text,
 )
+from ..call_labels import call_labels
 from .contract import (
     ApprovalCard,
     PanelData,
     QueueItem,
     ToolStatus,
+    UserEntry,
 )
 from .entries import (
     args_text,
     compaction_entry,
+    content_parts,
     initial_state,
     plain_entry,
 )
@@ -57,8 +69,13 @@ from .lifecycle import Lifecycle
 from .ops import Op, OpBuffer, OpSink, copy_value
 from .reply import StreamingReply, assistant_entry
 from .status_line import RunClock, StatusLine
+from .step_bar import StepBar
 from .streaming_text import OpenText
+from .timeline import RunTimeline
 from .tool_cards import ToolCards
+
+#: What an assistant entry aborted before its request went out says (no request was made).
+NO_REQUEST = "no request was made: the run was aborted before it was sent"
 
 BlockKey = tuple[Literal["text", "thinking", "toolCall"], str]
 
@@ -86,6 +103,9 @@ class PanelState:
         self.lifecycle = Lifecycle(self.data["lifecycle"], self.sink, self.clock)
         self.cards = ToolCards(self.data["tools"], self.sink, self.clock)
         self.log = EventLog(self.clock)
+        self.timeline = RunTimeline(self.data["timeline"], self.sink, self.clock)
+        self.step = StepBar(self.data, self.sink, self.clock, self.status, self.timeline)
+        """Holds and the context box (set by the widget)."""
         self._reply: StreamingReply | None = None
         """The assistant message being streamed."""
         self._dirty: list[OpenText] = []
@@ -94,6 +114,19 @@ class PanelState:
         self._turn_node: int | None = None
         self._message_node: int | None = None
         self._tool_nodes: dict[str, int] = {}
+        self._batch: list[str] = []
+        """The tool call ids of the last reply, in source order (the batch to run)."""
+        self._announced: list[str] = []
+        """Calls of the batch whose ``tool_execution_start`` came (prepared, in order)."""
+        self.sequential = False
+        """The batch runs one call at a time (the widget sets it from the agent)."""
+        self._replied = False
+        self._last_turn_tools = 0
+        self._request_sent = False
+        self._unpassed: ToolExecutionStartEvent | None = None
+        """The last ``tool_execution_start``, until the loop is known to have gone past it."""
+        self._tapped = False
+        """A request tap reports the requests (else nothing tells whether one went out)."""
         self.ended = False
         self.aborted = False
         """Set (by the widget, from the run's signal) before an aborted run's ``agent_end``."""
@@ -145,6 +178,7 @@ class PanelState:
             self._reply.materialize()
         if self.clock.t0 is not None and not self.ended:
             self.data["status"]["elapsed_ms"] = self.clock.elapsed()
+            self.data["status"]["held_ms"] = round(self.clock.held(), 1)
         return self.data
 
     # -- the reducer -----------------------------------------------------------------------
@@ -154,6 +188,8 @@ class PanelState:
             self.update(event)
             return
         self.log.record(event)
+        if self._unpassed is not None:
+            self._catch_up(event)
         match event:
             case AgentStartEvent():
                 self._on_agent_start()
@@ -162,7 +198,8 @@ class PanelState:
             case TurnEndEvent():
                 self.lifecycle.close(self._turn_node)
                 self._turn_node = None
-                self.status.set("elapsed_ms", self.clock.elapsed())
+                self._last_turn_tools = len(event.tool_results or [])
+                self.status.tick()
             case MessageStartEvent():
                 self._on_message_start(event)
             case MessageEndEvent():
@@ -177,12 +214,57 @@ class PanelState:
                 self._on_agent_end(event)
             case _:  # pragma: no cover (every event class has its case)
                 assert_never(event)
+        self.timeline.apply(event)
+
+    def passed(self, event: AgentEvent) -> None:
+        """The loop went on past ``event`` (its listeners returned; a hold there ended): a
+        call's execution begins after its ``tool_execution_start`` -- at once when the batch
+        runs one call at a time, else once every call of the batch is prepared."""
+        if not isinstance(event, ToolExecutionStartEvent):
+            return
+        self._unpassed = None
+        tool_id = event.tool_call_id
+        if self.sequential or tool_id not in self._batch:
+            self._run(tool_id)
+        elif all(call in self._announced for call in self._batch):
+            for call in self._batch:
+                self._run(call)
+
+    def _catch_up(self, event: AgentEvent) -> None:
+        """An event after a ``tool_execution_start`` nobody reported passed: the loop did go
+        past it (unless this is the aborted batch's "not run" end)."""
+        start, self._unpassed = self._unpassed, None
+        if start is None:
+            return
+        if isinstance(event, ToolExecutionEndEvent) and event.is_error:
+            text, _ = content_parts(getattr(event.result, "content", []))
+            if text == OPERATION_ABORTED:
+                return
+        self.passed(start)
+
+    def _run(self, tool_id: str) -> None:
+        if self.cards.started(tool_id):
+            self.timeline.running(tool_id)
+            if self.data["status"]["state"] not in ("aborted", "error", "done"):
+                self.status.set("state", "running-tools")
+
+    def request_sent(self, sent: bool) -> None:
+        """The request tap let a request go to the model (``sent``), or the run was aborted
+        before it went."""
+        self._request_sent = sent
+        self._tapped = True
+        if sent:
+            self.timeline.request(self.data["status"]["turn"])
 
     def _on_agent_start(self) -> None:
         self.ended = False
         self.aborted = False
         self.status.waiting_for_model()
         self.status.set("error", None)
+        self._replied = False
+        self._last_turn_tools = 0
+        self._request_sent = False
+        self._unpassed = None
         self._run_node = self.lifecycle.open("run", "Agent Run", None)
 
     def _on_turn_start(self) -> None:
@@ -201,6 +283,7 @@ class PanelState:
         )
         self.log.message_started()
         if role == "assistant":
+            self._replied = True
             entry = assistant_entry()
             self._reply = StreamingReply(
                 entry, index, sink=self.sink, cards=self.cards, status=self.status,
@@ -214,8 +297,29 @@ class PanelState:
         else:
             plain = plain_entry(message)
             self._reply = None
+            if plain["role"] == "user" and self._replied:
+                self._mark_queued(plain, message, self._message_node)
             self.data["messages"].append(plain)
             self.sink.push(["messages"], copy_value(plain))
+
+    def _mark_queued(self, entry: UserEntry, message: Any, node: int | None) -> None:
+        """A user message delivered during the run came from a queue: say which and where
+        it entered (the queue shown before it was drained tells steer from follow-up)."""
+        text = message_text(message, images=False)
+        kinds = [item["kind"] for item in self.data["queue"] if item["text"] == text]
+        kind: Literal["steer", "followup"]
+        if "steer" in kinds or "followup" in kinds:
+            kind = "steer" if "steer" in kinds else "followup"
+        else:
+            kind = "steer" if self._last_turn_tools else "followup"
+        turn = self.data["status"]["turn"] - 1
+        entered = f"after turn {turn}'s tools" if self._last_turn_tools else f"after turn {turn}"
+        entry["queued"] = kind
+        entry["entered"] = entered
+        self.timeline.delivered(kind, text)
+        if node is not None:
+            word = "steer" if kind == "steer" else "follow-up"
+            self.lifecycle.set_detail(node, f"{word}, {entered}")
 
     def update(self, event: MessageUpdateEvent) -> None:
         """One message update: the per-token path (the widget calls it without ``apply``)."""
@@ -225,6 +329,7 @@ class PanelState:
         status.partial = event.message
         if status.waiting:
             status.first_token()
+            self.timeline.first_token()
         reply = self._reply
         if reply is not None:
             reply.update(sub)
@@ -236,7 +341,20 @@ class PanelState:
         reply, self._reply = self._reply, None
         if not isinstance(message, AssistantMessage) or reply is None:
             return
+        calls = [(b.id, b.name, b.arguments) for b in message.content if b.type == "toolCall"]
+        self._batch = [call_id for call_id, _, _ in calls]
+        self._announced = []
+        for call_id, label in call_labels(calls).items():
+            self.cards.label(call_id, label)
         reply.end(message)
+        unsent = self._tapped and not self._request_sent
+        if message.stop_reason == "aborted" and not message.content and unsent:
+            reply.entry["error"] = None
+            reply.entry["note"] = NO_REQUEST
+            self.sink.set(["messages", reply.index, "error"], None)
+            self.sink.set(["messages", reply.index, "note"], NO_REQUEST)
+            self.status.set("error", None)
+        self._request_sent = False
         # What the provider reported, else the estimate (an abort often comes before usage).
         self.status.reply_ended(message)
         self._dirty[:] = [t for t in self._dirty if t.stream is not None and t.dirty]
@@ -244,12 +362,15 @@ class PanelState:
     def _on_tool_execution_start(self, event: ToolExecutionStartEvent) -> None:
         tool_id = event.tool_call_id
         self.cards.new(tool_id, event.tool_name, args_text(event.args))
-        self.cards.started(tool_id)
-        self.status.set("state", "running-tools")
+        self.cards.prepared(tool_id)
+        self._announced.append(tool_id)
+        self._unpassed = event
+        label = self.cards.tools[tool_id]["label"]
         parent = self._turn_node if self._turn_node is not None else self._run_node
         self._tool_nodes[tool_id] = self.lifecycle.open(
-            "tool", "Tool Execution", parent, event.tool_name, {"tool": tool_id}
+            "tool", "Tool Execution", parent, label, {"tool": tool_id}
         )
+        self.timeline.label(tool_id, label)
 
     def _on_tool_execution_update(self, event: ToolExecutionUpdateEvent) -> None:
         tool_id = event.tool_call_id
@@ -277,12 +398,12 @@ class PanelState:
                 break
         if self.aborted and final == "done":  # aborted during tools: the answer had finished
             final = "aborted"
-        self.cards.fail_open()
+        self.cards.fail_open(aborted=final == "aborted")
         self.lifecycle.close(self._turn_node)
         self._turn_node = None
         self.lifecycle.close(self._run_node)
         self.status.set("state", final)
-        self.status.set("elapsed_ms", self.clock.elapsed())
+        self.status.tick()
         self.ended = True
 
     # -- state set from the widget (not from events) ---------------------------------------
@@ -291,48 +412,7 @@ class PanelState:
         if self.data["queue"] != queue:
             self.data["queue"] = queue
             self.sink.set(["queue"], copy_value(queue))
-
-    def set_held(self, point: str | None, words: tuple[str, str] | None = None) -> None:
-        """A step-mode hold starts at ``point`` (with what is held and what comes next in
-        words) or ends (``None``); the time held is kept apart from the nodes' durations."""
-        self.clock.hold(point is not None)
-        what, following = words if words is not None else (None, None)
-        step = self.data["step"]
-        # Any op may cut a frame, so a new hold is published last (after its count and words)
-        # and a release first: a frame never shows a hold with another hold's count or words.
-        if point is None:
-            step["held"] = None
-            self.sink.set(["step", "held"], None)
-        else:
-            step["count"] += 1
-            self.sink.set(["step", "count"], step["count"])
-        step["what"], step["next"] = what, following
-        self.sink.set(["step", "what"], what)
-        self.sink.set(["step", "next"], following)
-        if point is not None:
-            step["held"] = point
-            self.sink.set(["step", "held"], point)
-
-    def set_step_enabled(self, enabled: bool) -> None:
-        self.data["step"]["enabled"] = enabled
-        self.sink.set(["step", "enabled"], enabled)
-
-    def set_context(self, context: dict[str, Any] | None) -> None:
-        """What the model is (about to be) sent: the latest request's readable view."""
-        self.data["context"] = context
-        self.sink.set(["context"], copy_value(context))
-
-    def set_context_held(self, held: bool) -> None:
-        context = self.data["context"]
-        if context is not None and context["held"] != held:
-            context["held"] = held
-            self.sink.set(["context", "held"], held)
-
-    def set_context_json(self, text: str) -> None:
-        context = self.data["context"]
-        if context is not None:
-            context["json"] = text
-            self.sink.set(["context", "json"], text)
+            self.timeline.queue(queue)
 
     def set_note(self, note: str | None) -> None:
         self.status.set("note", note)
@@ -360,6 +440,24 @@ class PanelState:
             self.status.set("state", "awaiting-approval")
         elif not approvals and state == "awaiting-approval":
             self.status.set("state", "running-tools")
+
+    def no_request_made(self, message: Any) -> bool:
+        """Whether ``message`` (just ended) is a reply the run was aborted before sending."""
+        entries = self.data["messages"]
+        last = entries[-1] if entries else None
+        return (
+            isinstance(message, AssistantMessage)
+            and last is not None
+            and last["role"] == "assistant"
+            and last["note"] == NO_REQUEST
+        )
+
+    def approval_answered(self, tool_id: str) -> None:
+        """An approval was answered: the card is running again if its execution had begun,
+        else prepared."""
+        card = self.cards.tools.get(tool_id)
+        if card is not None and card["status"] == "awaiting-approval":
+            self.cards.set_status(tool_id, "running" if card["start"] is not None else "prepared")
 
     def set_tool_status(self, tool_id: str, status: ToolStatus, *, only: str | None = None) -> None:
         """A card's status set from outside the events (approvals); with ``only``, just when

@@ -22,6 +22,8 @@ from typing import Any
 
 from .entries import IMAGE_TYPES
 from .markdown import escape_html
+from .timeline import as_timeline
+from .timeline_render import timeline_box
 
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 #: Characters of a tool result shown in the card (the rest is in its details), as in js/format.js.
@@ -34,7 +36,12 @@ STATE_LABELS = {
     "running-tools": "running tools",
     "awaiting-approval": "awaiting approval",
 }
-TOOL_LABELS = {"awaiting-approval": "awaiting approval", "rejected": "malformed call: not run"}
+TOOL_LABELS = {
+    "awaiting-approval": "awaiting approval",
+    "rejected": "malformed call: not run",
+    "prepared": "prepared, waiting to run",
+    "aborted": "not run (aborted)",
+}
 
 
 def _image(image: dict[str, Any]) -> str:
@@ -110,13 +117,14 @@ def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> s
     parts = [
         head,
         '<div class="pi-tool-head">',
-        f'<span class="pi-tool-name">{escape_html(str(card.get("name", "")))}</span>',
+        f'<span class="pi-tool-name">{escape_html(str(card.get("label") or card.get("name", "")))}'
+        "</span>",
         f'<span class="pi-tool-status">{label}</span>',
         f'<span class="pi-tool-duration">{elapsed(duration) if duration is not None else ""}'
         "</span></div>",
     ]
     if card.get("not_run"):
-        line = f"The model's call was malformed ({card['not_run']}): the tool did not run."
+        line = not_run_line(str(card.get("status", "")), str(card["not_run"]))
         parts.append(f'<div class="pi-tool-not-run">{escape_html(line)}</div>')
     parts += [
         f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>',
@@ -142,6 +150,13 @@ def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> s
         parts.append(f'<div class="pi-tool-diff">{escape_html(text)}</div>')
     parts.append("</div>")
     return "".join(parts)
+
+
+def not_run_line(status: str, reason: str) -> str:
+    """Why a card's tool did not run, as js/cards.js writes it."""
+    if status == "aborted":
+        return f"Not run: {reason}."
+    return f"The model's call was malformed ({reason}): the tool did not run."
 
 
 def _markdown(block: dict[str, Any]) -> str:
@@ -173,7 +188,7 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
                 tool_id = str(block.get("id", ""))
                 body.append(_tool_card(tool_id, tools.get(tool_id), anchors.tool(tool_id)))
         error, reason = entry.get("error"), entry.get("stop_reason")
-        if error or reason == "aborted":
+        if (error or reason == "aborted") and not (reason == "aborted" and entry.get("note")):
             line = f"[{reason or 'error'}]" + (f" {error}" if error else "")
             body.append(f'<div class="pi-message-error">{escape_html(line)}</div>')
         if entry.get("note"):
@@ -194,10 +209,24 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
         body.append(f'<pre class="pi-result-text">{escape_html(preview)}</pre>')
     else:
         label = "user" if role == "user" else str(entry.get("custom_role") or "custom")
+        queued = queued_label(entry)
+        if queued:
+            label = f"user ({queued})"
         body.append(f'<span class="pi-role">{escape_html(label)}</span>')
         body.append(f'<div class="pi-text">{entry.get("html", "")}</div>')
     body.extend(_image(i) for i in entry.get("images", []))
     return head + "".join(body) + "</div>"
+
+
+def queued_label(entry: Mapping[str, Any]) -> str:
+    """``steer, after turn 1's tools``: how a queued user message was delivered ("" for the
+    prompt), as js/transcript.js writes it."""
+    kind = entry.get("queued")
+    if kind not in ("steer", "followup"):
+        return ""
+    word = "steer" if kind == "steer" else "follow-up"
+    entered = entry.get("entered")
+    return f"{word}, {entered}" if entered else word
 
 
 def node_times(node: dict[str, Any]) -> str:
@@ -268,6 +297,7 @@ def _status(status: dict[str, Any]) -> str:
         ("tokens", tokens),
         ("cost", f"${float(status.get('cost', 0)):.4f}"),
         ("elapsed", elapsed(status.get("elapsed_ms", 0))),
+        ("held-time", held_line(status)),
         ("note", f" — {status['note']}" if status.get("note") else ""),
         ("error", f" — {status['error']}" if status.get("error") else ""),
     ]
@@ -275,6 +305,12 @@ def _status(status: dict[str, Any]) -> str:
     # untrusted notebook) shows them instead of "faux-1doneturn 2".
     inner = " ".join(f'<span class="pi-{name}">{escape_html(text)}</span>' for name, text in spans)
     return f'<div class="pi-status">{inner}</div>'
+
+
+def held_line(status: Mapping[str, Any]) -> str:
+    """The step-mode time held, apart from the run's elapsed time ("" when nothing was held)."""
+    held = status.get("held_ms") or 0
+    return f"(held {elapsed(held)})" if held else ""
 
 
 TOOLS_HEAD = "tools (their JSON schemas are sent too)"
@@ -354,6 +390,7 @@ def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = ""
         f'{style}<div class="pi-panel pi-static tex2jax_ignore mathjax_ignore" '
         f'data-state="{state_name}">{_status(status)}<div class="pi-transcript">{messages}'
         f"</div>{_queue(state.get('queue', []))}{_context(state.get('context'))}"
+        f"{timeline_box(as_timeline(state.get('timeline')))}"
         f"{_lifecycle(state.get('lifecycle', []), anchors)}</div>"
     )
 
@@ -379,4 +416,13 @@ def _queue(items: list[dict[str, Any]]) -> str:
     )
 
 
-__all__ = ["FULL_CHARS", "PREVIEW_CHARS", "elapsed", "node_times", "render_static_html"]
+__all__ = [
+    "FULL_CHARS",
+    "PREVIEW_CHARS",
+    "elapsed",
+    "held_line",
+    "node_times",
+    "not_run_line",
+    "queued_label",
+    "render_static_html",
+]

@@ -1,12 +1,13 @@
 """The panel's status line and clock: run state, tokens (reported or estimated), time.
 
 :class:`RunClock` says how long the run has been going and keeps the time held in step mode
-apart (a node's or tool card's duration leaves the holds out). :class:`StatusLine` owns the
-``status`` part of the state: each write is typed by its key (so mypy checks what the reducer
-puts there) and becomes an op only when the value changed. While a reply streams, its token
-counts are the provider's when it reported them, else Pi's estimate (4 characters a token),
-updated once per frame (:meth:`StatusLine.render_estimate`), not per token. This module must
-stay pure.
+apart (a node's or tool card's duration leaves the holds out, and so does the status line's
+elapsed time: the run's own time, which never runs backwards and stands still while held).
+:class:`StatusLine` owns the ``status`` part of the state: each write is typed by its key (so
+mypy checks what the reducer puts there) and becomes an op only when the value changed. While a
+reply streams, its token counts are the provider's when it reported them, else Pi's estimate (4
+characters a token), updated once per frame (:meth:`StatusLine.render_estimate`), not per token.
+This module must stay pure.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from .contract import RunState, Status
 from .ops import OpSink
 
 IntKey = Literal["turn", "tokens_in", "tokens_out", "est_in", "est_out"]
-OptionalText = Literal["error", "note"]
+OptionalText = Literal["error", "note", "held"]
+#: Keys whose change does not move the clock shown with them.
+_CLOCK_KEYS = frozenset(("elapsed_ms", "held_ms"))
 
 
 def initial_status(model: str = "") -> Status:
@@ -38,6 +41,8 @@ def initial_status(model: str = "") -> Status:
         "est_out": 0,
         "estimated": False,
         "max_tokens": None,
+        "held": None,
+        "held_ms": 0.0,
     }
 
 
@@ -66,8 +71,16 @@ class RunClock:
             return 0.0
         return round(now - self.t0, 1)
 
+    def run_ms(self) -> float:
+        """The run's own milliseconds: since it started, step-mode holds left out. It never
+        runs backwards and stands still while held (the status line's clock)."""
+        if self.t0 is None:
+            return 0.0
+        return round(self._clock() - self.t0 - self.held(), 1)
+
     def elapsed(self) -> int:
-        return int(self.now()) if self.t0 is not None else 0
+        """The status line's figure: :meth:`run_ms` in whole milliseconds."""
+        return int(self.run_ms())
 
     def held(self) -> float:
         """Milliseconds held in step mode so far, the current hold included."""
@@ -128,7 +141,7 @@ class StatusLine:
     @overload
     def set(self, key: IntKey, value: int) -> None: ...
     @overload
-    def set(self, key: Literal["cost", "elapsed_ms"], value: float) -> None: ...
+    def set(self, key: Literal["cost", "elapsed_ms", "held_ms"], value: float) -> None: ...
     @overload
     def set(self, key: OptionalText, value: str | None) -> None: ...
     @overload
@@ -139,17 +152,25 @@ class StatusLine:
     def set(self, key: Literal["max_tokens"], value: int | None) -> None: ...
 
     def set(self, key: str, value: Any) -> None:
+        """Set one key (an op only when it changed). Any other change also brings the clock
+        up to date, so a view that re-bases its ticking clock on the status never goes back."""
         status: dict[str, Any] = self.status  # type: ignore[assignment]
         if status.get(key) != value:
             status[key] = value
             self.sink.set(["status", key], value)
+            if key not in _CLOCK_KEYS and self.clock.t0 is not None:
+                self.tick()
+
+    def tick(self) -> None:
+        """The run's clock into the status line (holds left out: it stands still while held)."""
+        self.set("elapsed_ms", self.clock.elapsed())
 
     # -- the request and the reply being streamed ------------------------------------------
 
     def waiting_for_model(self) -> None:
         if not self.waiting:
             self.waiting = True
-            self.set("waiting_since", self.clock.now())
+            self.set("waiting_since", self.clock.run_ms())
         self.set("state", "waiting")
 
     def first_token(self) -> None:

@@ -1,17 +1,20 @@
 """The panel's tool cards (``tools`` of the state): one per tool call, keyed by its id.
 
 A card is made when the model starts the call (or, for a provider that sends no updates, when
-the final message or the execution names it), shows the arguments as they stream and then as
-the final JSON, and follows the execution: status, start, duration (step-mode holds left
-out), the result's redacted text and images, the namespace diff, and why a malformed call was
-not run. Every write names its key (typed through overloads), so mypy checks what goes where.
-This module must stay pure.
+the final message or the execution names it), shows the arguments as they stream and then as the
+final JSON, and follows the execution: status, start, duration (step-mode holds left out), the
+result's redacted text and images, the namespace diff, and why a malformed call was not run. A
+call is ``prepared`` from its ``tool_execution_start`` until its execution begins (the reducer
+says when: a parallel batch runs only once every call is prepared), and a call the run's abort
+stopped before that reads ``aborted`` ("not run (aborted)"). Every write names its key (typed
+through overloads), so mypy checks what goes where. This module must stay pure.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, overload
 
+from ...agent import OPERATION_ABORTED
 from ...ai import redact
 from ..render import PREVIEW_CHARS
 from .contract import Image, NamespaceDiff, ToolCard, ToolStatus
@@ -20,7 +23,11 @@ from .ops import OpSink, copy_value
 from .status_line import RunClock
 
 #: The statuses of a card whose call has not finished (an ended run marks them failed).
-OPEN_STATUSES = frozenset(("pending", "running", "awaiting-approval", "progress"))
+OPEN_STATUSES = frozenset(("pending", "prepared", "running", "awaiting-approval", "progress"))
+#: The statuses of a card whose tool has not begun to run.
+NOT_STARTED = frozenset(("pending", "prepared"))
+#: Why a call the run's abort stopped before its tool ran did not run (its card's ``not_run``).
+ABORTED_BEFORE = "the run was aborted before the tool ran"
 
 
 class ToolCards:
@@ -62,6 +69,8 @@ class ToolCards:
     def set(self, tool_id: str, key: Literal["diff"], value: NamespaceDiff | None) -> None: ...
     @overload
     def set(self, tool_id: str, key: Literal["not_run"], value: str | None) -> None: ...
+    @overload
+    def set(self, tool_id: str, key: Literal["label"], value: str) -> None: ...
 
     def set(self, tool_id: str, key: str, value: Any) -> None:
         """Set one field of a card (typed by its key through the overloads)."""
@@ -69,10 +78,24 @@ class ToolCards:
         card[key] = value
         self.sink.set(["tools", tool_id, key], copy_value(value))
 
-    def started(self, tool_id: str) -> None:
+    def label(self, tool_id: str, label: str) -> None:
+        if tool_id in self.tools and self.tools[tool_id]["label"] != label:
+            self.set(tool_id, "label", label)
+
+    def prepared(self, tool_id: str) -> None:
+        """``tool_execution_start``: announced, not running yet."""
+        if self.tools[tool_id]["status"] == "pending":
+            self.set(tool_id, "status", "prepared")
+
+    def started(self, tool_id: str) -> bool:
+        """The call's execution has begun (False if it is not waiting to run)."""
+        card = self.tools.get(tool_id)
+        if card is None or card["status"] != "prepared":
+            return False
         self.clock.tool_started(tool_id)
         self.set(tool_id, "status", "running")
         self.set(tool_id, "start", self.clock.now())
+        return True
 
     def progress(self, tool_id: str, partial: Any) -> None:
         self.set(tool_id, "status", "progress")
@@ -94,21 +117,29 @@ class ToolCards:
             self.set(tool_id, "diff", diff)
 
     def ended(self, tool_id: str, tool_name: str, result: Any, is_error: bool) -> None:
+        card = self.tools[tool_id]
+        never_ran = card["status"] in NOT_STARTED
         self.result(tool_id, result)
         self.set(tool_id, "duration_ms", self.clock.tool_duration(tool_id))
         self.set(tool_id, "is_error", is_error)
-        card = self.tools[tool_id]
         reason = not_run_reason(tool_name, card["result_text"]) if is_error else None
+        status: ToolStatus = "rejected" if reason is not None else "error" if is_error else "done"
+        if is_error and reason is None and never_ran and card["result_text"] == OPERATION_ABORTED:
+            reason, status = ABORTED_BEFORE, "aborted"
         if reason is not None:
             self.set(tool_id, "not_run", reason)
-        status: ToolStatus = "rejected" if reason is not None else "error" if is_error else "done"
         self.set(tool_id, "status", status)
 
-    def fail_open(self) -> None:
-        """The run ended: a card whose call did not finish failed."""
+    def fail_open(self, aborted: bool = False) -> None:
+        """The run ended: a card whose call did not finish failed; one whose tool never began
+        to run, in an aborted run, was not run (aborted)."""
         for tool_id, card in list(self.tools.items()):
             if card["status"] in OPEN_STATUSES:
-                self.set(tool_id, "status", "error")
+                if aborted and card["status"] in NOT_STARTED:
+                    self.set(tool_id, "not_run", ABORTED_BEFORE)
+                    self.set(tool_id, "status", "aborted")
+                else:
+                    self.set(tool_id, "status", "error")
 
     def set_status(self, tool_id: str, status: ToolStatus, *, only: str | None = None) -> None:
         """A card's status set from outside the events (approvals); with ``only``, just when
@@ -120,4 +151,4 @@ class ToolCards:
             self.set(tool_id, "status", status)
 
 
-__all__ = ["OPEN_STATUSES", "ToolCards"]
+__all__ = ["ABORTED_BEFORE", "NOT_STARTED", "OPEN_STATUSES", "ToolCards"]

@@ -35,22 +35,25 @@ from ...agent import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    ToolExecutionStartEvent,
     TurnEndEvent,
 )
 from ...ai import AbortSignal, AssistantMessage, message_text
-from ...tools import ApprovalTimeout, approval_timeout, format_seconds, tool_marks
+from ...tools import tool_marks
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
 from ..estimate import estimate_context_tokens, estimate_request_tokens
 from ..render import render_transcript
 from ..stepping import DEFAULT_GRANULARITY, MODEL_REQUEST, StepNarrator, hold_points
+from .approvals import Approvals
 from .assets import frontend
-from .contract import ApprovalCard, QueueItem
+from .contract import QueueItem
 from .entries import compaction_note
 from .handover import FINAL_DRAFT_WAIT, Handover
 from .ops import OpBuffer
-from .reducer import PanelState
+from .reducer import NO_REQUEST, PanelState
 from .static import render_static_html
 from .step import StepGate
+from .timeline_render import timeline_rows
 from .transport import DEFAULT_RATE, Transport
 
 if TYPE_CHECKING:
@@ -99,7 +102,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._request: SentRequest | None = None
         self._state_interval = state_interval
         self._last_sync = time.monotonic()
-        self._approvals: dict[str, tuple[ApprovalCard, asyncio.Future[bool]]] = {}
+        self._approvals = Approvals(self._state, self.transport.flush)
         self._messages: list[Any] = []
         self._markers: dict[int, list[str]] = {}
         """Compaction markers by the index of the message they come before."""
@@ -130,6 +133,17 @@ class AgentPanel(anywidget.AnyWidget):
         """The current full state (a copy), as a snapshot would carry it."""
         data: dict[str, Any] = json.loads(json.dumps(self._state.materialize()))
         return data
+
+    @property
+    def timeline(self) -> dict[str, Any]:
+        """The run's timeline (a copy): lanes, spans and turn starts (``timeline.py``)."""
+        data: dict[str, Any] = json.loads(json.dumps(self._state.data["timeline"]))
+        return data
+
+    @property
+    def timeline_text(self) -> str:
+        """The run's timeline as rows of text (``%agent timeline``)."""
+        return timeline_rows(self._state.data["timeline"])
 
     @property
     def step_held(self) -> str | None:
@@ -177,6 +191,8 @@ class AgentPanel(anywidget.AnyWidget):
                 self.transport.poke()
             case MessageStartEvent():
                 self._narrator.observe(event)
+                if signal.aborted and isinstance(event.message, AssistantMessage):
+                    state.request_sent(False)  # the loop makes no request after an abort
                 state.apply(event)
                 self.refresh_queue()
                 self.transport.poke()
@@ -184,8 +200,14 @@ class AgentPanel(anywidget.AnyWidget):
                 self._narrator.observe(event)
                 if not isinstance(event.message, AssistantMessage):
                     self._estimate_request()  # the next request holds this message: its size
+                else:
+                    state.sequential = self._sequential(event.message)
+                    self._narrator.sequential = state.sequential
                 state.apply(event)
-                self._messages.append(event.message)
+                if state.no_request_made(event.message):  # say so, not "Request was aborted"
+                    self._markers.setdefault(len(self._messages), []).append(NO_REQUEST)
+                else:
+                    self._messages.append(event.message)
                 self.transport.poke()
             case TurnEndEvent():
                 self._narrator.observe(event)
@@ -207,8 +229,33 @@ class AgentPanel(anywidget.AnyWidget):
         point = event.type  # the hold points are named by the event types
         if self._step.should_hold(point) and not signal.aborted:
             self.transport.flush()
-            return self._step.hold(point, signal, lambda: self._words(point, event))
+            return self._held(point, event, signal)
+        if isinstance(event, ToolExecutionStartEvent):
+            state.passed(event)
         return None
+
+    async def _held(self, point: str, event: AgentEvent, signal: AbortSignal) -> None:
+        """Hold at ``event``; once released the loop goes on past it (a call may run)."""
+        try:
+            await self._step.hold(point, signal, lambda: self._words(point, event))
+        finally:
+            if isinstance(event, ToolExecutionStartEvent) and not signal.aborted:
+                self._state.passed(event)
+                self.transport.flush()
+
+    def _sequential(self, message: AssistantMessage) -> bool:
+        """Whether the reply's tool calls run one at a time (as the agent's batch decides)."""
+        agent = self._agent
+        if agent is None:
+            return False
+        if agent.tool_execution == "sequential":
+            return True
+        modes = {tool.name: tool.execution_mode for tool in agent.state.tools}
+        return any(
+            modes.get(block.name) == "sequential"
+            for block in message.content
+            if block.type == "toolCall"
+        )
 
     def _estimate_request(self) -> None:
         """The next request's size in tokens (Pi's 4 characters a token), estimated when a
@@ -233,11 +280,14 @@ class AgentPanel(anywidget.AnyWidget):
         # What was sent may be a compacted view of the transcript: its size is the estimate.
         sent = estimate_request_tokens(request.messages, request.system_prompt, request.tools)
         self._state.set_context_estimate(sent)
-        hold = self._step.should_hold(MODEL_REQUEST) and not (signal is not None and signal.aborted)
-        self._state.set_context(context_summary(request, held=hold))
-        self.transport.flush()
+        aborted = signal is not None and signal.aborted
+        hold = self._step.should_hold(MODEL_REQUEST) and not aborted
+        self._state.step.set_context(context_summary(request, held=hold))
         if not hold:
+            self._state.request_sent(not aborted)
+            self.transport.flush()
             return None
+        self.transport.flush()
         return self._held_request(request, signal)
 
     async def _held_request(self, request: SentRequest, signal: AbortSignal | None) -> None:
@@ -246,7 +296,8 @@ class AgentPanel(anywidget.AnyWidget):
                 MODEL_REQUEST, signal, lambda: self._words(MODEL_REQUEST, None, request)
             )
         finally:
-            self._state.set_context_held(False)
+            self._state.step.set_context_held(False)
+            self._state.request_sent(not (signal is not None and signal.aborted))
             self.transport.flush()
 
     def _words(
@@ -264,9 +315,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._step.run_to_end()
         self.transport.close()
         self.detach()
-        for _, future in self._approvals.values():
-            if not future.done():
-                future.set_result(False)
+        self._approvals.deny_all()
         self.finished = True
         self._plain = render_transcript(self._messages, self._markers) or repr(self)
         self._messages = []
@@ -375,9 +424,9 @@ class AgentPanel(anywidget.AnyWidget):
         elif kind == "run_to_end":
             self._step.run_to_end()
         elif kind == "approval":
-            self._resolve_approval(str(content.get("tool_call_id", "")), content.get("approved"))
+            self._approvals.answer(str(content.get("tool_call_id", "")), content.get("approved"))
         elif kind == "context_json" and self._request is not None:
-            self._state.set_context_json(context_json(self._request, JSON_CHARS))
+            self._state.step.set_context_json(context_json(self._request, JSON_CHARS))
         self.transport.flush()
 
     def refresh_queue(self) -> None:
@@ -419,64 +468,20 @@ class AgentPanel(anywidget.AnyWidget):
         return self._handover.take_draft()
 
     def _on_hold(self, point: str | None, words: tuple[str, str] | None) -> None:
-        self._state.set_held(point, words)
+        self._state.step.hold(point, words)
         self.transport.flush()
 
     def _no_view(self) -> None:
-        self._state.set_step_enabled(False)
+        self._state.step.enable(False)
         self._state.set_note("step mode off: no view of the panel showed its Next button")
         self.transport.flush()
 
     # -- approvals (used by the tools' approver) -------------------------------------------
 
     async def request_approval(self, request: Any, signal: AbortSignal | None = None) -> bool:
-        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort).
-
-        Unanswered after :func:`~pi_notebook.tools.approval_timeout` seconds (no front end
-        attached, or nobody there), it raises :class:`~pi_notebook.tools.ApprovalTimeout`:
-        the call is refused and the panel says so.
-        """
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[bool] = loop.create_future()
-        card: ApprovalCard = {
-            "tool_call_id": request.tool_call_id,
-            "tool_name": request.tool_name,
-            "summary": request.summary,
-            "args_text": json.dumps(request.args, indent=2, default=str, ensure_ascii=False),
-        }
-        self._approvals[request.tool_call_id] = (card, future)
-        self._state.set_tool_status(request.tool_call_id, "awaiting-approval")
-        self._publish_approvals()
-
-        def deny() -> None:
-            if not future.done():
-                future.set_result(False)
-
-        remove = signal.add_listener(deny) if signal is not None else None
-        timeout = approval_timeout()
-        try:
-            return await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            self._state.set_note(
-                f"no answer to the approval of {request.tool_name} within "
-                f"{format_seconds(timeout)}: the call was refused"
-            )  # (sent with the approvals, below)
-            raise ApprovalTimeout(timeout) from None
-        finally:
-            if remove is not None:
-                remove()
-            self._approvals.pop(request.tool_call_id, None)
-            self._state.set_tool_status(request.tool_call_id, "running", only="awaiting-approval")
-            self._publish_approvals()
-
-    def _resolve_approval(self, tool_call_id: str, approved: Any) -> None:
-        entry = self._approvals.get(tool_call_id)
-        if entry is not None and not entry[1].done():
-            entry[1].set_result(approved is True)
-
-    def _publish_approvals(self) -> None:
-        self._state.set_approvals([card for card, _ in self._approvals.values()])
-        self.transport.flush()
+        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort;
+        see :class:`~.approvals.Approvals`)."""
+        return await self._approvals.ask(request, signal)
 
 
 def _text(message: Any) -> str:

@@ -1,0 +1,126 @@
+// The run's timeline, live: swimlanes drawn as an inline SVG (the kernel's timeline.py keeps
+// the lanes and spans; timeline_render.py draws the same picture for the static transcript).
+// Lanes: the model's requests (waiting, streaming), one per tool call (prepared, running),
+// the listeners (step-mode holds), the queues; turn starts are vertical rules; in step mode a
+// cursor marks the current hold. Colours come from panel.css (Jupyter's theme variables) and
+// kinds differ by opacity and dash pattern too. Every text goes in as a text node.
+
+import { h } from "./dom.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const WIDTH = 760;
+const LABEL_WIDTH = 190;
+const ROW = 22;
+const BAR = 12;
+const TOP = 30;
+// How each kind of span is drawn: [class, fill opacity, dash pattern].
+const LOOK = {
+  waiting: ["model", 0.15, "3 2"],
+  streaming: ["model", 0.65, ""],
+  prepared: ["tool", 0.12, "3 2"],
+  running: ["tool", 0.65, ""],
+  held: ["held", 0.35, "1 2"],
+  queued: ["queue", 0.25, "4 2"],
+};
+const WORDS = {
+  waiting: "waiting for the first token",
+  streaming: "streaming",
+  prepared: "prepared, not running",
+  running: "running",
+  held: "held (step mode)",
+  queued: "queued",
+};
+
+const seconds = (ms) => `${(ms / 1000).toFixed(2)}s`;
+
+function el(doc, tag, attrs = {}, text = null) {
+  const node = doc.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text != null) node.textContent = text;
+  return node;
+}
+
+// The last moment the timeline knows of (open spans reach it).
+export function timelineEnd(timeline) {
+  let end = 0;
+  for (const t of timeline.turns) end = Math.max(end, t);
+  for (const span of timeline.spans) end = Math.max(end, span.start, span.end == null ? 0 : span.end);
+  return end;
+}
+
+// The <svg> of `timeline`, or null when it has no lane.
+export function timelineSvg(doc, timeline) {
+  const lanes = timeline.lanes || [];
+  if (!lanes.length) return null;
+  const end = timelineEnd(timeline) || 1;
+  const plot = WIDTH - LABEL_WIDTH - 12;
+  const x = (ms) => Math.round((LABEL_WIDTH + (plot * Math.max(0, Math.min(ms, end))) / end) * 10) / 10;
+  const height = TOP + ROW * lanes.length + 24;
+  const bottom = TOP + ROW * lanes.length;
+  const svg = el(doc, "svg", { class: "pi-timeline", role: "img", width: WIDTH, height, viewBox: `0 0 ${WIDTH} ${height}`, "font-size": 11 });
+  svg.append(el(doc, "title", {}, `Timeline of the run: ${lanes.length} lanes over ${seconds(end)}`));
+  for (let i = 0; i <= 5; i++) {
+    const t = (end / 5) * i;
+    const anchor = i === 0 ? "start" : i === 5 ? "end" : "middle";
+    svg.append(el(doc, "text", { class: "fg", x: x(t), y: 12, "text-anchor": anchor, "fill-opacity": 0.7 }, seconds(t)));
+  }
+  timeline.turns.forEach((start, n) => {
+    svg.append(el(doc, "line", { class: "rule pi-timeline-turn", x1: x(start), y1: 16, x2: x(start), y2: bottom, "stroke-opacity": 0.6, "stroke-dasharray": "2 3" }));
+    svg.append(el(doc, "text", { class: "fg", x: x(start) + 2, y: 25 }, `turn ${n + 1}`));
+  });
+  const rowOf = new Map(lanes.map((lane, n) => [lane.id, n]));
+  lanes.forEach((lane, n) => {
+    const y = TOP + ROW * n;
+    const g = el(doc, "g", { class: "pi-timeline-lane", "data-lane": lane.id });
+    const label = lane.label.length > 30 ? `${lane.label.slice(0, 29)}…` : lane.label;
+    g.append(el(doc, "text", { class: "fg", x: 4, y: y + BAR }, label));
+    g.append(el(doc, "line", { class: "rule", x1: LABEL_WIDTH, y1: y + ROW - 3, x2: WIDTH - 12, y2: y + ROW - 3, "stroke-opacity": 0.2 }));
+    svg.append(g);
+  });
+  const named = new Set(); // a request is named once (at its first span: waiting)
+  for (const span of timeline.spans) {
+    const row = rowOf.get(span.lane);
+    if (row == null) continue;
+    const y = TOP + ROW * row;
+    const stop = span.end == null ? end : span.end;
+    const left = x(span.start);
+    const [cls, opacity, dash] = LOOK[span.kind] || ["tool", 0.4, ""];
+    const g = el(doc, "g", { class: "pi-timeline-span", "data-kind": span.kind, "data-lane": span.lane, "data-start": span.start, "data-end": stop });
+    const rect = el(doc, "rect", { class: cls, x: left, y: y + 2, width: Math.max(1.5, Math.round((x(stop) - left) * 10) / 10), height: BAR - 2, "fill-opacity": opacity, "stroke-opacity": 0.9 });
+    if (dash) rect.setAttribute("stroke-dasharray", dash);
+    const outcome = span.outcome ? `, ${span.outcome}` : "";
+    const until = span.end == null ? "now" : seconds(stop);
+    rect.append(el(doc, "title", {}, `${span.label}: ${WORDS[span.kind] || span.kind}${outcome}, ${seconds(span.start)} to ${until}`));
+    g.append(rect);
+    if (span.lane === "model" && span.label && !named.has(span.label)) {
+      named.add(span.label);
+      g.append(el(doc, "text", { class: "fg", x: left + 2, y: y - 1, "font-size": 9 }, span.label));
+    }
+    svg.append(g);
+  }
+  const cursor = timeline.spans.find((s) => s.kind === "held" && s.end == null);
+  if (cursor) {
+    const line = el(doc, "line", { class: "cursor pi-timeline-cursor", x1: x(cursor.start), y1: 16, x2: x(cursor.start), y2: bottom, "stroke-width": 2 });
+    line.append(el(doc, "title", {}, `held now: ${cursor.label}`));
+    svg.append(line);
+  }
+  svg.append(el(doc, "text", { class: "fg", x: 4, y: bottom + 16, "fill-opacity": 0.8 }, "prepared: dashed · running: solid · held: dashed"));
+  return svg;
+}
+
+export function createTimeline({ doc, state, disclosures }) {
+  const box = disclosures.details("timeline", "pi-timeline-box", "Timeline");
+  const wrap = h(doc, "div", "pi-timeline-wrap");
+  box.append(wrap);
+  return {
+    node: box,
+    render() {
+      const timeline = state().timeline;
+      const svg = timeline ? timelineSvg(doc, timeline) : null;
+      box.hidden = !svg;
+      // In step mode the picture is the lesson: open unless the reader closed it.
+      if (!disclosures.known("timeline") && state().step && state().step.enabled) box.open = true;
+      wrap.replaceChildren(...(svg ? [svg] : []));
+    },
+  };
+}

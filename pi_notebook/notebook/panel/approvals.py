@@ -1,0 +1,83 @@
+"""The panel's approval cards: one per tool call waiting for Approve / Deny.
+
+:meth:`Approvals.ask` shows a card and waits for the view's answer (False when the run is
+aborted; :class:`~pi_notebook.tools.ApprovalTimeout` after
+:func:`~pi_notebook.tools.approval_timeout` seconds with no answer: the call is refused and the
+panel says so); :meth:`answer` is the view's click; :meth:`deny_all` ends every wait (the run
+ended). The cards reach the state through the reducer and go out in the next frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ...ai import AbortSignal
+from ...tools import ApprovalTimeout, approval_timeout, format_seconds
+from .contract import ApprovalCard
+from .reducer import PanelState
+
+
+class Approvals:
+    """The calls awaiting approval, each with the future its answer sets."""
+
+    __slots__ = ("_flush", "_state", "_waiting")
+
+    def __init__(self, state: PanelState, flush: Callable[[], None]) -> None:
+        self._state = state
+        self._flush = flush
+        self._waiting: dict[str, tuple[ApprovalCard, asyncio.Future[bool]]] = {}
+
+    async def ask(self, request: Any, signal: AbortSignal | None = None) -> bool:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool] = loop.create_future()
+        card: ApprovalCard = {
+            "tool_call_id": request.tool_call_id,
+            "tool_name": request.tool_name,
+            "summary": request.summary,
+            "args_text": json.dumps(request.args, indent=2, default=str, ensure_ascii=False),
+        }
+        self._waiting[request.tool_call_id] = (card, future)
+        self._state.set_tool_status(request.tool_call_id, "awaiting-approval")
+        self._publish()
+
+        def deny() -> None:
+            if not future.done():
+                future.set_result(False)
+
+        remove = signal.add_listener(deny) if signal is not None else None
+        timeout = approval_timeout()
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            self._state.set_note(
+                f"no answer to the approval of {request.tool_name} within "
+                f"{format_seconds(timeout)}: the call was refused"
+            )  # (sent with the approvals, below)
+            raise ApprovalTimeout(timeout) from None
+        finally:
+            if remove is not None:
+                remove()
+            self._waiting.pop(request.tool_call_id, None)
+            self._state.approval_answered(request.tool_call_id)
+            self._publish()
+
+    def answer(self, tool_call_id: str, approved: Any) -> None:
+        """The view's Approve (``True``) or Deny (anything else) for one call."""
+        entry = self._waiting.get(tool_call_id)
+        if entry is not None and not entry[1].done():
+            entry[1].set_result(approved is True)
+
+    def deny_all(self) -> None:
+        for _, future in self._waiting.values():
+            if not future.done():
+                future.set_result(False)
+
+    def _publish(self) -> None:
+        self._state.set_approvals([card for card, _ in self._waiting.values()])
+        self._flush()
+
+
+__all__ = ["Approvals"]
