@@ -150,7 +150,7 @@ def test_the_default_system_prompt_is_there_and_system_replaces_it(kernel: Kerne
     assert "system prompt: the default (pi_notebook.notebook.system_prompt)" in status
     kernel.ok("%%agent --system 'Be terse.'\nhi")
     assert sent(kernel, "k6")["system"] == "Be terse."
-    assert "system prompt: your own, 9 characters: 'Be terse.'" in kernel.ok("%agent status").stdout
+    assert 'system prompt: "Be terse." (9 characters)' in kernel.ok("%agent status").stdout
 
 
 def test_err_expands_to_the_last_error(kernel: Kernel) -> None:
