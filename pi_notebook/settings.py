@@ -149,6 +149,22 @@ TOOL_RESULT_CHARS = Setting(
     "note; the whole text stays in the result's details); a tool's `max_result_chars` wins.",
     positive_count,
 )
+NOTEBOOK_CONTEXT = Setting(
+    "notebook_context",
+    "PI_NOTEBOOK_CONTEXT",
+    True,
+    "`off`: `%%agent` runs send no notebook context (the cells run since the conversation's "
+    "last run) unless a conversation turns it on with `%agent notebook-context on`.",
+    switch,
+)
+CONTEXT_CHARS = Setting(
+    "context_chars",
+    "PI_NOTEBOOK_CONTEXT_CHARS",
+    8_000,
+    "The most characters of notebook context (the cells run since the conversation's last "
+    "run: sources, short results, errors) one `%%agent` request carries; newest cells first.",
+    positive_count,
+)
 CACHE_RETENTION = Setting(
     "cache_retention",
     "PI_CACHE_RETENTION",
@@ -174,6 +190,8 @@ SETTINGS: tuple[Setting[object], ...] = (
     SESSIONS,
     APPROVAL_TIMEOUT,
     TOOL_RESULT_CHARS,
+    NOTEBOOK_CONTEXT,
+    CONTEXT_CHARS,
     CACHE_RETENTION,
     NOTEBOOK_PATH,
 )
@@ -235,7 +253,9 @@ __all__ = [
     "APPROVAL_TIMEOUT",
     "CACHE_RETENTION",
     "CODE_CELL",
+    "CONTEXT_CHARS",
     "MODEL",
+    "NOTEBOOK_CONTEXT",
     "NOTEBOOK_PATH",
     "RECORD",
     "SESSIONS",

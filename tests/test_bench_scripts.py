@@ -156,3 +156,13 @@ def test_bench_startup_prints_ours_beside_ipywidgets_with_and_without_the_format
         "%load_ext pi_notebook / import ipywidgets = ",
     ):
         assert row in out, row
+
+
+@pytest.mark.timeout(300)
+def test_bench_context_prints_ours_beside_a_full_walk_and_get_range() -> None:
+    out = run_bench("bench_context.py", "--cells", "20", "60", "--repeat", "2")
+    assert "notebook context collection, ms (best of 2)" in out
+    for column in ("ours first", "ours N new", "full walk", "get_range", "walk/ours"):
+        assert column in out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:2] in ("20", "60")]
+    assert [row[0] for row in rows] == ["20", "60"] and all(len(row) == 7 for row in rows)

@@ -154,6 +154,8 @@ def test_unset_is_the_default(clean: pytest.MonkeyPatch) -> None:
         True,
         600.0,
         100_000,
+        True,
+        8_000,
         "short",
         None,
     ]

@@ -171,6 +171,7 @@ class _Settings:
     before_tool_call: Callable[..., Any] | None
     listeners: tuple[_Subscription, ...]
     on_request: RequestHook | None
+    convert_to_llm: Callable[[list[AgentMessage]], Any]
 
 
 @dataclass(slots=True)
@@ -395,6 +396,7 @@ class Agent:
             before_tool_call=pick(config.before_tool_call, self.before_tool_call),
             listeners=tuple(_Subscription(listener) for listener in config.listeners),
             on_request=pick(config.on_request, self.on_request),
+            convert_to_llm=pick(config.convert_to_llm, self.convert_to_llm),
         )
 
     # -- runs ------------------------------------------------------------------------------
@@ -554,7 +556,7 @@ class Agent:
             refusal = decided[-1] if decided else None
             if not isinstance(refusal, ErrorEvent) or not is_context_overflow(refusal.error):
                 return response
-            retry = await self._compacted(context, options.signal)
+            retry = await self._compacted(context, options.signal, settings.convert_to_llm)
             if retry is None:
                 return response
             options = await announce("retry", model, retry, options)
@@ -562,14 +564,19 @@ class Agent:
 
         return request
 
-    async def _compacted(self, context: Context, signal: AbortSignal | None) -> Context | None:
+    async def _compacted(
+        self,
+        context: Context,
+        signal: AbortSignal | None,
+        convert_to_llm: Callable[[list[AgentMessage]], Any],
+    ) -> Context | None:
         """The request ``context`` again after compacting what the turn sent; None when there
         is nothing to compact or the summary failed."""
         compactor = self.compaction
         messages = compactor.last_input
         if messages is None or await compactor.compact(messages, signal) is None:
             return None
-        llm = list(await maybe_await(self.convert_to_llm(compactor.view(messages))))
+        llm = list(await maybe_await(convert_to_llm(compactor.view(messages))))
         return Context(system_prompt=context.system_prompt, messages=llm, tools=context.tools)
 
     def _context_snapshot(self) -> AgentContext:
@@ -600,7 +607,7 @@ class Agent:
             update["max_tokens"] = settings.max_tokens
         return AgentLoopConfig(
             model=self.state.model,
-            convert_to_llm=self.convert_to_llm,
+            convert_to_llm=settings.convert_to_llm,
             transform_context=self._transform_context(settings.compaction),
             get_api_key=self.get_api_key,
             get_steering_messages=get_steering_messages,

@@ -94,6 +94,9 @@ class RunConfig:
     the Agent's own subscribers."""
     on_request: RequestHook | Keep | None = KEEP
     """The request hook for this run (see :class:`ModelRequest`)."""
+    convert_to_llm: Callable[[list[Any]], Any] | Keep = KEEP
+    """This run's ``convert_to_llm`` (the transcript to the model's messages, also for a
+    compacted retry): the notebook's turns its context messages into text this way."""
 
 
 def pick(value: Any, own: Any) -> Any:

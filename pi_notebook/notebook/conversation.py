@@ -5,7 +5,9 @@ A conversation is an :class:`~pi_notebook.agent.Agent` (the default one, one nam
 model came from, its approval policy (``--approve``), its budget (``%agent budget``), its undo
 journal (``%agent undo``), the code of its last run (``%agent code``), whether it is saved as
 the notebook's conversation (a replay's is not), and what its last run did (turns, the limits in
-force, what stopped it) and sent (``%agent context``).
+force, what stopped it) and sent (``%agent context``), and what of the notebook it has been
+sent (:class:`~.notebook_context.NotebookContext`: each run starts with the cells run since the
+previous one).
 
 The budget counts :attr:`Conversation.budget_spent`: what the Agent has spent, less the
 ``budget_baseline`` a resumed or loaded file came with (its recorded cost, unless
@@ -15,6 +17,7 @@ is said again in the budget's own figures.
 
 :meth:`Conversation.run` runs one prompt: it builds the run's settings as one
 :class:`~pi_notebook.agent.RunConfig` (limits, output limit, approval hook, listeners, the
+notebook context's ``convert_to_llm``, the
 request tap) and calls the Agent with it. It never writes an attribute of the Agent: the
 Agent's own settings are what a run without ``%%agent`` options uses.
 
@@ -57,6 +60,7 @@ from .context_view import RequestTap, SentRequest
 from .conversation_settings import ApprovalPolicy
 from .conversations import DEFAULT, Saver, get_conversations, key_of
 from .limits import output_limit, run_max_tokens
+from .notebook_context import NotebookContext, with_context, with_notebook_context
 from .options import AgentOptions
 from .render import final_text, render_transcript
 from .replay_run import record_tools
@@ -149,6 +153,9 @@ class Conversation:
         """What writes it to its file after each run (from its first run or resume on)."""
         self.panel: AgentPanel | None = None
         """The live panel of the run in progress, if it shows one."""
+        self.notebook_context = NotebookContext()
+        """What of the notebook its runs have been sent (``--no-context``, ``%agent
+        notebook-context``)."""
 
     def __repr__(self) -> str:
         return f"Conversation({self.key}, {self.agent!r})"
@@ -171,6 +178,7 @@ class Conversation:
         )
         made = Conversation(agent, name=self.name, source=self.source, saved=self.saved)
         made.policy = self.policy
+        made.notebook_context.enabled = self.notebook_context.enabled
         return made
 
     @property
@@ -253,6 +261,10 @@ class Conversation:
                 )
             while agent.is_running:
                 await agent.wait_for_idle()
+        # What ran in the notebook since this conversation's last run goes before the prompt.
+        prompt = with_context(
+            prompt, self.notebook_context, _shell_or_none(), skip=options.no_context
+        )
         log = RunLog()  # counts, lifecycle and coalesced deltas: never an object per token
         start = len(agent.state.messages)
         recorder = code_cell.CodeRecorder(agent, namespace)
@@ -288,6 +300,7 @@ class Conversation:
             before_tool_call=approval if approval is not None else KEEP,
             listeners=followers,
             on_request=tap,
+            convert_to_llm=with_notebook_context(agent.convert_to_llm),
         )
         spent_before = agent.spent
         interrupted = False

@@ -51,6 +51,7 @@ from .file_guard import FileGuard, stamp_of
 from .history_repair import close_unanswered_calls, drop_unanswering_results
 from .models import ModelError, model_from_name
 from .resume_checks import prompt_preview, thinking_level, uncounted_cost
+from .system_prompt import DEFAULT_SYSTEM_PROMPT
 from .transcript_file import (
     FileHeader,
     LineCache,
@@ -387,7 +388,8 @@ class Conversations:
                 notes.append(_restore_model(agent, header.model, session, namespace))
             if header.system_prompt is not None:
                 agent.state.system_prompt = header.system_prompt
-                notes.append(f"system prompt {prompt_preview(header.system_prompt)}")
+                if header.system_prompt != DEFAULT_SYSTEM_PROMPT:  # the default goes unsaid
+                    notes.append(f"system prompt {prompt_preview(header.system_prompt)}")
             level, refused = thinking_level(header.thinking_level)
             if level is not None:
                 agent.state.thinking_level = level

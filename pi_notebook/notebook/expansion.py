@@ -7,6 +7,11 @@ formatter that gives up silently, a field that cannot be evaluated stops the exp
 :class:`ExpansionError` naming it: the prompt is never sent half-expanded or unexpanded, and
 no expression is evaluated twice.
 
+Besides the namespace (``{In[n]}``, ``{Out[n]}`` are IPython's own lists), the prompt may use
+``{Err}``, the last error of the notebook as text (its whole traceback, redacted, cut to 20,000
+characters), and ``{Err[n]}``, cell ``n``'s error (:class:`ErrorText`). A variable of the
+notebook named ``Err`` wins.
+
 This module must never print, and never write to the namespace it reads.
 """
 
@@ -16,7 +21,50 @@ from collections.abc import Mapping
 from string import Formatter
 from typing import Any
 
+from ..ai import redact
+from ..tools import CellLog, cell_log
+
 _FORMATTER = Formatter()
+
+
+class ErrorText:
+    """``{Err}``: the notebook's last error as text; ``{Err[n]}``: cell ``n``'s. Read when the
+    prompt is expanded; an error when there is none (nothing is sent)."""
+
+    def __init__(self, log: CellLog | None = None) -> None:
+        self._log = log
+
+    @property
+    def log(self) -> CellLog:
+        return self._log or cell_log()
+
+    def text(self) -> str:
+        error = self.log.last()
+        if error is None:
+            raise LookupError("no cell has raised an error in this kernel")
+        return redact(error.full)
+
+    def __getitem__(self, cell: int) -> str:
+        error = self.log.error_of(cell)
+        if error is None:
+            raise LookupError(f"cell {cell} raised no error (or it is no longer kept)")
+        return redact(error.full)
+
+    def __format__(self, spec: str) -> str:
+        return format(self.text(), spec)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        try:
+            return repr(self.text())
+        except LookupError:
+            return "<no error yet>"
+
+
+PROMPT_NAMES: dict[str, Any] = {"Err": ErrorText()}
+"""Names a prompt may use besides the notebook's own."""
 
 
 class ExpansionError(ValueError):
@@ -28,8 +76,11 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def expand(text: str, namespace: Mapping[str, Any]) -> str:
-    """``text`` with every ``{expr}`` replaced by its value; raises :class:`ExpansionError`."""
+def expand(
+    text: str, namespace: Mapping[str, Any], extra: Mapping[str, Any] = PROMPT_NAMES
+) -> str:
+    """``text`` with every ``{expr}`` replaced by its value; raises :class:`ExpansionError`.
+    ``extra`` names (``Err``) are there unless the namespace has its own."""
     if "{" not in text and "}" not in text:
         return text
     try:
@@ -44,7 +95,7 @@ def expand(text: str, namespace: Mapping[str, Any]) -> str:
             continue
         source = f"{field}:{spec}" if spec else field
         if scope is None:
-            scope = dict(namespace)
+            scope = {**extra, **namespace}
         try:
             value = eval(source, scope)  # the user's own expression, as IPython evaluates it
             if conversion:
@@ -57,4 +108,4 @@ def expand(text: str, namespace: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-__all__ = ["ExpansionError", "expand"]
+__all__ = ["PROMPT_NAMES", "ErrorText", "ExpansionError", "expand"]

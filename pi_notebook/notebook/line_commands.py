@@ -35,7 +35,7 @@ from .limits import output_limit
 from .models import ModelError, model_from_name
 from .options import AgentOptions, format_help, line_commands_text, positive_usd
 from .render import render_transcript
-from .resume_checks import COUNT_COST, prompt_preview
+from .resume_checks import COUNT_COST
 from .run_mode import run_mode
 from .running import (
     expanded,
@@ -46,6 +46,7 @@ from .running import (
     show_text,
 )
 from .session import NotebookSession, get_session
+from .system_prompt import system_prompt_text
 
 
 @dataclass(slots=True)
@@ -178,6 +179,7 @@ def _reset(call: Call) -> None:
         raise UsageError("%agent reset: a run is active; %agent abort first")
     agent.reset()
     conversation.budget_baseline = 0.0
+    conversation.notebook_context.forget()  # the model no longer has what it was shown
     call.session.last_run = None
     conversation.last_requests = []
     conversation.last_run = None
@@ -185,6 +187,14 @@ def _reset(call: Call) -> None:
     if rest == "--mcp":
         closing = close_mcp_servers_soon()
         print(f"closing {closing} MCP server connection(s); they reconnect on the next call")
+
+
+def _notebook_context(call: Call) -> None:
+    conversation = call.target()
+    try:  # on or off for this conversation (over PI_NOTEBOOK_CONTEXT), or shown
+        print(conversation.notebook_context.command(call.rest, conversation.agent.state.messages))
+    except ValueError as exc:
+        raise UsageError(f"%agent notebook-context: {exc}") from None
 
 
 def _queue(call: Call) -> None:
@@ -313,12 +323,13 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
             f"model: {model.provider}/{model.id} (from {conversation.source})",
             f"running: {'yes' if agent.is_running else 'no'}",
             f"messages: {len(agent.state.messages)}, turns: {len(assistants)}",
-            f"system prompt: {prompt_preview(agent.state.system_prompt)}",
+            f"system prompt: {system_prompt_text(agent.state.system_prompt)}",
             f"tokens: {tokens_in} in, {tokens_out} out",
             cost,
             *last,
             *context,
             f"tools: {tools_text(agent.state.tools)}",
+            conversation.notebook_context.status_line(agent.state.messages),
             f"output limit: {output_limit(agent).text()}",
             f"approvals: {POLICY_TEXT[conversation.policy]}",
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
@@ -435,6 +446,7 @@ COMMANDS: dict[str, Command] = {
     "budget": Command(_budget, "[USD|off]"),
     "compact": Command(_compact),
     "context": Command(_context, "[TURN] [--json]"),
+    "notebook-context": Command(_notebook_context, "[on|off]"),
     "timeline": Command(_timeline),
     "replay": Command(_replay, "PATH [--step [lifecycle|all|tools]] [--plain]"),
     "code": Command(_code, "[--cell]"),

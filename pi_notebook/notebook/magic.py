@@ -32,6 +32,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 
 from ..agent import Agent, AgentEvent
 from ..ai import AgentMessage
+from ..tools import cell_log
 from . import line_commands
 from .conversation import REPLY_VARIABLE, plain_mode
 from .conversations import get_conversations
@@ -207,6 +208,7 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
     from . import interrupts
 
     ip.register_magics(AgentMagics)
+    cell_log().install(ip)  # each failing cell's error, for the notebook context
     interrupts.install()  # the stop button reaches a run that awaits a worker thread at once
     cleanup = ip.input_transformers_cleanup
     for transform in (transform_agent_cell, transform_replay_lines):
@@ -221,6 +223,7 @@ def unload_ipython_extension(ip: InteractiveShell) -> None:
     from . import interrupts
 
     interrupts.uninstall()
+    cell_log().uninstall(ip)
     cleanup = ip.input_transformers_cleanup
     for transform in (transform_agent_cell, transform_replay_lines):
         while transform in cleanup:

@@ -44,6 +44,7 @@ LINE_COMMAND_USAGES: tuple[str, ...] = (
     "budget [USD|off]",
     "compact",
     "context [TURN] [--json]",
+    "notebook-context [on|off]",
     "timeline",
     "replay PATH [--step [lifecycle|all|tools]] [--plain]",
     "code [--cell]",
@@ -134,7 +135,8 @@ class AgentOptions:
             "help": "the conversation's tools from now on, exactly these (they replace the "
             "current ones and stay for later cells), comma- or space-separated: AgentTools (or "
             "lists of them) in the notebook namespace, or a built-in collection ('notebook': "
-            "list_variables, inspect_variable, run_python, set_variable) or one of its tools",
+            "list_variables, inspect_variable, run_python, set_variable, notebook_cells, "
+            "last_error) or one of its tools",
             "metavar": "NAME",
             "nargs": "+",
         },
@@ -191,6 +193,11 @@ class AgentOptions:
         metavar="{lifecycle,all,tools}",
     )
     """The step granularity (``lifecycle``, ``all`` or ``tools``), or None: no step mode."""
+    no_context: bool = switch(
+        "send this run no notebook context (the cells run since the conversation's last run: "
+        "sources, short results, errors); %%agent notebook-context off turns it off for the "
+        "conversation"
+    )
     no_code_cell: bool = switch(
         "do not offer the agent's code as a new cell below this one "
         f"(also {CODE_CELL.variable}=off); %%agent code prints it"

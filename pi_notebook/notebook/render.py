@@ -1,5 +1,7 @@
 """Plain-text rendering of a transcript, for plain mode, ``%agent history`` and nbval.
 
+The notebook context a run sent (a ``notebookContext`` message) is not part of the transcript
+as read: ``%agent context`` shows it as sent, ``%agent status`` names what the last one held.
 The output is deterministic: no timestamps, timings, ids or token counts, so a notebook run in
 plain mode gives the same text every time. Every rendering is redacted once, whole
 (``pi_notebook.ai.redact``): the transcript may hold a key a user typed or a model echoed, the
@@ -13,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..ai import message_text, redact
+from .notebook_context import is_notebook_context
 
 LENGTH_NOTE = "cut off at the output limit; raise it with %%agent --max-tokens N"
 PREVIEW_CHARS = 10_000
@@ -32,6 +35,8 @@ def _indent(text: str) -> str:
 
 def _message_lines(message: Any) -> list[str]:
     role = getattr(message, "role", None)
+    if is_notebook_context(message):  # the model's, not the conversation's: %agent context
+        return []
     if role == "user":
         return [f"user: {_indent(message_text(message))}"]
     if role == "toolResult":

@@ -38,6 +38,7 @@ from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, parse_options, parse_replay_options
 from .replay_run import ReplayDriver, ReplayError, plan_replay
 from .session import NotebookSession, get_session
+from .system_prompt import DEFAULT_SYSTEM_PROMPT
 
 
 def shell() -> InteractiveShell:
@@ -106,7 +107,7 @@ def named_conversation(
     if existing is not None and not isinstance(existing, Agent):
         raise UsageError(f"{command}: {name!r} is a {type(existing).__name__}, not an Agent")
     if existing is None or new:
-        existing = Agent()
+        existing = Agent(system_prompt=DEFAULT_SYSTEM_PROMPT)
         namespace[name] = existing
     return session.named(name, existing)
 

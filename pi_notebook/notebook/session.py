@@ -22,6 +22,7 @@ from .context_view import SentRequest
 from .conversation import DEFAULT, Conversation, key_of
 from .models import check_api_key, resolve_default_model
 from .run_log import RunLog
+from .system_prompt import DEFAULT_SYSTEM_PROMPT
 
 USE_MODEL_DEFAULT = "use_model(), the session's default"
 """Where a conversation's model came from when it took the model ``use_model`` set."""
@@ -71,7 +72,8 @@ class NotebookSession:
         found = self.conversations.get(DEFAULT)
         if found is None:
             resolved = resolve_default_model(namespace)
-            found = Conversation(Agent(model=resolved.model), source=resolved.source)
+            agent = Agent(model=resolved.model, system_prompt=DEFAULT_SYSTEM_PROMPT)
+            found = Conversation(agent, source=resolved.source)
             self.conversations[DEFAULT] = found
         return found
 

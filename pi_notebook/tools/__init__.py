@@ -12,6 +12,8 @@
 - MCP servers: :func:`mcp_tools` (a server's tools as ``AgentTool`` s, needs the ``mcp`` extra),
   :func:`close_mcp_servers` / :func:`close_mcp_servers_soon` (``%agent reset --mcp``),
   :func:`mcp_status_lines` (``%agent status``).
+- The notebook's cells as the kernel knows them (:mod:`.cells`): :func:`cell_log` (each
+  failing cell's error, from IPython's ``post_run_cell``), :func:`cell_at`, :func:`recent_cells`.
 - Tool names: :func:`unique_tools` (one tool per name, :class:`ToolNameClash` naming both
   sources), :func:`tool_source`, :func:`tool_mark` / :func:`mcp_server_of` (an MCP tool's server).
 """
@@ -37,6 +39,17 @@ from .approval import (
     preferring_programmatic,
     set_approver,
     writes_namespace,
+)
+from .cells import (
+    Cell,
+    CellError,
+    CellLog,
+    cell_at,
+    cell_log,
+    cells_text,
+    current_number,
+    cut_text,
+    recent_cells,
 )
 from .function_tool import is_function_tool, refresh_tools, tool
 from .journal import UndoJournal, UndoReport
@@ -93,6 +106,9 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalTimeout",
     "Approver",
+    "Cell",
+    "CellError",
+    "CellLog",
     "McpServerError",
     "ToolError",
     "ToolNameClash",
@@ -103,9 +119,14 @@ __all__ = [
     "approval_timeout",
     "begin_run",
     "builtin_tools",
+    "cell_at",
+    "cell_log",
+    "cells_text",
     "close_mcp_servers",
     "close_mcp_servers_soon",
     "current_approver",
+    "current_number",
+    "cut_text",
     "format_seconds",
     "is_function_tool",
     "mcp_server_of",
@@ -115,6 +136,7 @@ __all__ = [
     "notebook_tools",
     "preferring_programmatic",
     "protect",
+    "recent_cells",
     "refresh_tools",
     "set_approver",
     "summarize",

@@ -6,7 +6,8 @@ and an abort stops busy loops and ``time.sleep`` at once (code blocked in anothe
 when the call returns; ``run_code`` waits ``grace`` seconds for that and otherwise reports it
 still running). ``print`` output of *that thread only* is captured (:mod:`.capture`), and the
 code may not end or fork the kernel (:mod:`.kernel_guard`: such a call fails the run with the
-rule as its error).
+rule as its error). What the code displays (figures, images, a DataFrame's table) is kept for
+the call's result instead of going below the cell (:mod:`.displays`).
 
 This module must never block the event loop while user code runs and never redirect the
 output of code it did not start.
@@ -26,6 +27,7 @@ from typing import Any
 from ..ai import AbortSignal
 from . import kernel_guard
 from .capture import BoundedBuffer, OutputProgress, capture
+from .displays import Shown, displays, open_figures, take_new_figures
 from .worker import RunAborted, run_on_thread
 
 DEFAULT_OUTPUT_CHARS = 4000
@@ -45,6 +47,8 @@ class RunOutcome:
     still_running: bool = False
     """Aborted, but the thread was still inside a C call after the grace period."""
     seconds: float = 0.0
+    shown: Shown | None = None
+    """What the code displayed: images, figures left open, rich displays."""
 
 
 def compile_code(
@@ -108,6 +112,7 @@ async def run_code(
         progress = OutputProgress(asyncio.get_running_loop(), report, PROGRESS_INTERVAL)
     stdout = BoundedBuffer(output_chars, progress)
     stderr = BoundedBuffer(output_chars, progress)
+    shown = Shown(figures_before=open_figures())
 
     def call() -> tuple[Any, bool]:
         exec(body, namespace)
@@ -119,15 +124,26 @@ async def run_code(
 
     def enter() -> None:
         capture.route(stdout, stderr)
+        displays.route(shown)
         refused[:] = []
         kernel_guard.enter(refused)
 
     def leave() -> None:
+        try:  # a figure left open is the call's too (and would show below the cell)
+            take_new_figures(shown)
+        except Exception as exc:
+            shown.notes.append(f"the figures could not be drawn: {type(exc).__name__}: {exc}")
         kernel_guard.leave()
+        displays.unroute()
         capture.unroute()
+
+    def release() -> None:
+        capture.release()
+        displays.release()
 
     kernel_guard.install()
     capture.acquire()
+    displays.acquire()
     # Normally the thread is done in time and the capture is released on the loop's thread; a
     # thread stuck in a C call releases it itself when it ends (the stand-ins are never freed,
     # so a swap from that thread cannot pull a stream from under a concurrent print()).
@@ -139,22 +155,28 @@ async def run_code(
             name="pi-run-python",
             enter=enter,
             leave=leave,
-            release=capture.release,
+            release=release,
         )
     finally:
         if progress is not None:
             progress.close()  # the result follows: no progress after it
     out, err, seconds = stdout.getvalue(), stderr.getvalue(), outcome.seconds
     if refused:  # also when the code caught the refusal and went on
-        return RunOutcome(out, err, error=refused[0], seconds=seconds)
+        return RunOutcome(out, err, error=refused[0], seconds=seconds, shown=shown)
     if outcome.aborted:
         return RunOutcome(
-            out, err, aborted=True, still_running=outcome.still_running, seconds=seconds
+            out,
+            err,
+            aborted=True,
+            still_running=outcome.still_running,
+            seconds=seconds,
+            shown=shown,
         )
     if outcome.error is not None:
-        return RunOutcome(out, err, error=short_traceback(outcome.error, filename), seconds=seconds)
+        error = short_traceback(outcome.error, filename)
+        return RunOutcome(out, err, error=error, seconds=seconds, shown=shown)
     value, has_value = outcome.value
-    return RunOutcome(out, err, value, has_value, seconds=seconds)
+    return RunOutcome(out, err, value, has_value, seconds=seconds, shown=shown)
 
 
 __all__ = [

@@ -256,8 +256,9 @@ def _guard_shell() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    if not _is_marked(shell.ask_exit):
-        shell.ask_exit = _guard("exit() / quit() / ask_exit()", shell.ask_exit)
+    ask_exit = getattr(shell, "ask_exit", None)  # a plain InteractiveShell has none
+    if ask_exit is not None and not _is_marked(ask_exit):
+        shell.ask_exit = _guard("exit() / quit() / ask_exit()", ask_exit)
     if not isinstance(shell.traits().get("exit_now"), _ExitNow):
         shell.add_traits(exit_now=_ExitNow(False))  # traitlets' public way to add a validator
     kernel = getattr(shell, "kernel", None)

@@ -10,7 +10,8 @@ tool). Every write goes through
 code rebinds one dynamically), the names the code mentions are snapshotted so in-place changes
 are seen and can be undone, and the result carries a ``namespace_diff``.
 
-This module never imports IPython unless no namespace was given, and never prints.
+This module never imports IPython unless no namespace was given (or a tool reads the cells),
+and never prints.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent import AgentTool, AgentToolResult, ToolFailure
-from ..ai import AbortSignal, TextContent
+from ..ai import AbortSignal, TextContent, redact
 from .activity import Activity
+from .cells import cell_log, cells_text, recent_cells
 from .execution import DEFAULT_OUTPUT_CHARS, RunOutcome, run_code
 from .function_tool import tool
 from .journal import (
@@ -50,7 +52,14 @@ from .namespace import (
 )
 from .summary import DEFAULT_MAX_CHARS, bounded, short_facts, short_repr, summarize
 
-NOTEBOOK_TOOL_NAMES = ("list_variables", "inspect_variable", "run_python", "set_variable")
+NOTEBOOK_TOOL_NAMES = (
+    "list_variables",
+    "inspect_variable",
+    "run_python",
+    "set_variable",
+    "notebook_cells",
+    "last_error",
+)
 
 
 class ToolError(ToolFailure):
@@ -427,7 +436,7 @@ def _write_result(result: WriteResult, limits: _Limits, extra: list[str]) -> Age
     output = output_text(outcome.stdout, outcome.stderr)
     parts: list[str] = [output] if output else []
     parts.extend(extra)
-    details = {
+    details: dict[str, Any] = {
         "namespace_diff": result.diff.as_dict(),
         "seconds": round(outcome.seconds, 4),
     }
@@ -444,10 +453,16 @@ def _write_result(result: WriteResult, limits: _Limits, extra: list[str]) -> Age
         parts.append(outcome.error)
     parts.append(f"namespace: {result.diff.text()}")
     parts.extend(result.notes)
+    shown = outcome.shown
+    if shown is not None and (shown.notes or shown.dropped):
+        parts.append(shown.text())
+        if shown.rich:
+            details["displays"] = shown.rich
     text = bounded("\n".join(parts), limits.max_chars + 2 * limits.output_chars)
     if outcome.aborted or outcome.error is not None or result.refused:
         raise ToolError(text, details)  # the panel still shows what was written before
-    return _text(text, details)
+    images = shown.images if shown is not None else []
+    return AgentToolResult(content=[TextContent(text=text), *images], details=details)
 
 
 def _value_text(value: Any, max_chars: int) -> str:
@@ -515,6 +530,35 @@ async def _set_variable(
     return _write_result(result, limits, extra)
 
 
+def _shell() -> Any:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        raise ToolError("no notebook: not running in IPython, so there are no cells to read")
+    return shell
+
+
+def _notebook_cells(limits: _Limits, last: int) -> AgentToolResult:
+    count = max(1, min(int(last), MOST_CELLS))
+    cells = recent_cells(_shell(), count)
+    if not cells:
+        return _text("(no cells have run yet, besides %%agent cells)")
+    text = redact(cells_text(cells, limits.max_chars))
+    return _text(text, {"cells": [c.number for c in cells]})
+
+
+def _last_error() -> AgentToolResult:
+    error = cell_log().last()
+    if error is None:
+        return _text("no cell has raised an error in this kernel")
+    where = f"In [{error.cell}]" if error.cell else "a cell (run before pi_notebook was loaded)"
+    return _text(redact(f"The last error, from {where}:\n{error.full}"), {"cell": error.cell})
+
+
+MOST_CELLS = 50
+"""``notebook_cells`` reads at most this many cells."""
+
 LIST_VARIABLES = (
     "List the notebook's variables: name, type, shape or length, approximate size. "
     "Modules, private names and IPython's own names are left out."
@@ -534,6 +578,14 @@ SET_VARIABLE = (
     "Set one notebook variable to the value of a Python expression evaluated in the "
     "notebook's namespace."
 )
+NOTEBOOK_CELLS = (
+    "The notebook's last cells as the user ran them: each cell's source (In [n]), a short "
+    "repr of its result (Out[n]) and its error, oldest first. %%agent cells are left out. "
+    "Read-only."
+)
+LAST_ERROR = (
+    "The full traceback of the last error a notebook cell raised, and which cell. Read-only."
+)
 
 
 def notebook_tools(
@@ -543,7 +595,9 @@ def notebook_tools(
     output_chars: int = DEFAULT_OUTPUT_CHARS,
     abort_grace: float = 1.0,
 ) -> list[AgentTool]:
-    """``list_variables``, ``inspect_variable``, ``run_python`` and ``set_variable``.
+    """``list_variables``, ``inspect_variable``, ``run_python``, ``set_variable``, and the
+    read-only ``notebook_cells`` and ``last_error`` (the kernel's cells and errors, see
+    :mod:`.cells`).
 
     ``namespace`` defaults to the running kernel's (looked up when a tool runs). ``max_chars``
     bounds summaries; ``output_chars`` bounds captured stdout/stderr; ``abort_grace`` is how
@@ -590,6 +644,17 @@ def notebook_tools(
         """
         return await _set_variable(resolve(), limits, name, expression, signal)
 
+    def notebook_cells(last: int = 10) -> AgentToolResult:
+        """Read the notebook's last cells.
+
+        Args:
+            last: how many cells, newest last (at most 50)
+        """
+        return _notebook_cells(limits, last)
+
+    def last_error() -> AgentToolResult:
+        return _last_error()
+
     def make(fn: Callable[..., Any], description: str, *, writes: bool = False) -> AgentTool:
         return tool(
             name=fn.__name__,
@@ -606,6 +671,8 @@ def notebook_tools(
         make(inspect_variable, INSPECT_VARIABLE),
         make(run_python, RUN_PYTHON, writes=True),
         make(set_variable, SET_VARIABLE, writes=True),
+        make(notebook_cells, NOTEBOOK_CELLS),
+        make(last_error, LAST_ERROR),
     ]
 
 

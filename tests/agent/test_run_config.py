@@ -177,3 +177,36 @@ async def test_a_limit_computed_per_request_sees_the_compacted_context(
     assert turn.options.max_tokens == 1000 + len(turn.context.messages)
     assert len(turn.context.messages) == 2  # the summary and the new prompt
     assert agent.stream_options.max_tokens is None
+
+
+async def test_a_runs_convert_to_llm_replaces_the_agents_for_that_run_only() -> None:
+    from pi_notebook.ai import CustomMessage, UserMessage
+
+    faux = register_faux_provider(token_size=(1, 1))
+    faux.set_responses([faux_assistant_message("one"), faux_assistant_message("two")])
+    agent = Agent(model=faux.get_model())
+    own = agent.convert_to_llm
+
+    def with_notes(messages: list[Any]) -> list[Any]:
+        return [
+            UserMessage(content=[TextContent(text=f"note: {m.note}")])
+            if m.role == "note"
+            else m
+            for m in messages
+        ]
+
+    note = CustomMessage(role="note", note="cell 3 failed")  # type: ignore[call-arg]
+    prompt = UserMessage(content=[TextContent(text="why?")])
+    await agent.prompt([note, prompt], run=RunConfig(convert_to_llm=with_notes))
+    assert [m.content[0].text for m in faux.requests[0].context.messages] == [
+        "note: cell 3 failed",
+        "why?",
+    ]
+    assert agent.convert_to_llm is own  # nothing of the Agent was written
+    await agent.prompt("again")  # the Agent's own (Pi's default) drops the custom message
+    assert [m.role for m in faux.requests[1].context.messages] == [
+        "user",
+        "assistant",
+        "user",
+    ]
+    faux.unregister()

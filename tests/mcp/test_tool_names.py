@@ -91,8 +91,8 @@ def test_mcp_tools_are_prefixed_with_their_server_and_marked_in_status(
     status = kernel.ok("%agent status").stdout
     tools_line = next(line for line in status.splitlines() if line.startswith("tools: "))
     assert tools_line == (
-        "tools: list_variables, inspect_variable, run_python, set_variable, "
-        "imp__run_python (MCP imp), imp__sprawl (MCP imp), imp__flood (MCP imp)"
+        "tools: list_variables, inspect_variable, run_python, set_variable, notebook_cells, "
+        "last_error, imp__run_python (MCP imp), imp__sprawl (MCP imp), imp__flood (MCP imp)"
     )
     assert "--record" in status  # the server's own line, as before
     assert "    tools: imp__run_python, imp__sprawl, imp__flood\n" in status

@@ -1,6 +1,7 @@
 """Fixtures for the notebook tests: a real ipykernel driven by jupyter_client.
 
-The kernel gets a temporary IPYTHONDIR (no user config or startup files leak in), plain UI,
+The kernel gets a temporary IPYTHONDIR (no user config or startup files leak in), plain UI, no
+notebook context (``PI_NOTEBOOK_CONTEXT=off``: a scripted run sends exactly its prompt),
 no provider API keys and an unreachable PI_NOTEBOOK_MODEL override is never set, so runs
 default to models the tests script. It must never leave a kernel process behind.
 """
@@ -156,6 +157,9 @@ def kernel_env(tmp: Path) -> dict[str, str]:
     env["IPYTHONDIR"] = str(tmp / "ipython")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PI_NOTEBOOK_UI"] = "plain"
+    # Scripted runs send exactly their prompt, as they were written to; the tests of the
+    # notebook context (test_notebook_context_kernel.py) turn it on for their conversations.
+    env["PI_NOTEBOOK_CONTEXT"] = "off"
     return env
 
 

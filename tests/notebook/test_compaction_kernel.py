@@ -26,7 +26,7 @@ def small(
         f"{name} = register_faux_provider(token_size=(1, 1), tokens_per_second={tps!r}, "
         "models=[{'id': 'small', 'context_window': 400}])\n"
         f"{name}.set_responses([{steps}])\n"
-        f"pn.use_model({name})\n"
+        f"pn.use_model({name}).state.system_prompt = ''  # the sizes below assume none\n"
         "%agent reset"
     )
 

@@ -13,7 +13,9 @@ def _settings_part(status: str) -> str:
 
 
 def test_status_lists_the_settings_set_in_the_kernel(kernel: Kernel) -> None:
-    # The test kernel runs in plain mode: the one setting away from its default.
+    # The test kernel runs in plain mode: the one setting away from its default (with the
+    # notebook context as it is by default, for this test).
+    kernel.ok("%env PI_NOTEBOOK_CONTEXT=")
     status = kernel.ok("%agent status").stdout
     assert _settings_part(status) == HEADER + "  PI_NOTEBOOK_UI=plain (default: panel)\n"
     kernel.ok("%env PI_NOTEBOOK_APPROVAL_TIMEOUT=soon\n%env PI_NOTEBOOK_CODE_CELL=off")
@@ -27,7 +29,7 @@ def test_status_lists_the_settings_set_in_the_kernel(kernel: Kernel) -> None:
     )
     status = kernel.ok("%agent status").stdout
     assert status.endswith("settings: the defaults (the README's Settings table lists all)\n")
-    kernel.ok("%env PI_NOTEBOOK_UI=plain")
+    kernel.ok("%env PI_NOTEBOOK_UI=plain\n%env PI_NOTEBOOK_CONTEXT=off")
 
 
 def test_a_secret_pasted_into_a_setting_is_redacted(kernel: Kernel) -> None:

@@ -276,9 +276,24 @@ def test_the_builtin_tools_are_function_tools_with_their_schemas() -> None:
         ("inspect_variable", "inspect variable", False, None),
         ("run_python", "run python", True, "sequential"),
         ("set_variable", "set variable", True, "sequential"),
+        ("notebook_cells", "notebook cells", False, None),
+        ("last_error", "last error", False, None),
     ]
     string = {"type": "string"}
-    assert [_without_titles(t.json_schema()) for t in tools] == [
+    assert [_without_titles(t.json_schema()) for t in tools[4:]] == [
+        {
+            "type": "object",
+            "properties": {
+                "last": {
+                    "type": "integer",
+                    "default": 10,
+                    "description": "how many cells, newest last (at most 50)",
+                }
+            },
+        },
+        {"type": "object", "properties": {}},
+    ]
+    assert [_without_titles(t.json_schema()) for t in tools[:4]] == [
         {"type": "object", "properties": {}},
         {
             "type": "object",
