@@ -72,15 +72,17 @@ from .events import (
 from .limits import (
     BudgetExceededError,
     RunLimits,
+    affordable_output,
     budget_note,
     conversation_cost,
+    refusal_note,
     reply_cost,
     would_continue,
 )
 from .loop import CANNOT_CONTINUE_ASSISTANT, run_agent_loop, run_agent_loop_continue
 from .queue import MessageQueue, QueueMode
 from .run_config import MaxTokens, ModelRequest, RequestHook, RequestPurpose, RunConfig, pick
-from .sizes import message_chars
+from .sizes import estimate_tokens, message_chars
 from .summarise import request_summary
 from .types import AgentContext, AgentLoopConfig, AgentTool, ToolExecutionMode, TurnContext
 
@@ -181,6 +183,8 @@ class _ActiveRun:
     settings: _Settings
     turns: int = 0
     """``turn_start`` events so far (what a request's turn number is)."""
+    limits: RunLimits | None = None
+    """The run's turn and dollar limits (set with the loop's configuration)."""
     extra: tuple[_Subscription, ...] = ()
     """The run's own listeners (``RunConfig.listeners``)."""
     own: tuple[_Subscription, ...] | None = None
@@ -528,7 +532,13 @@ class Agent:
         stream_fn = self.stream_fn or default_stream
         settings = run.settings
         max_tokens = settings.max_tokens
-        if not settings.compaction and settings.on_request is None and not callable(max_tokens):
+        priced = settings.max_cost is not None or settings.budget is not None
+        if (
+            not settings.compaction
+            and settings.on_request is None
+            and not callable(max_tokens)
+            and not priced
+        ):
             return stream_fn  # nothing to add
 
         async def announce(
@@ -536,6 +546,9 @@ class Agent:
         ) -> StreamOptions:
             if callable(max_tokens):
                 options = options.model_copy(update={"max_tokens": max_tokens(model, context)})
+            options = self._within_limits(run, model, context, options)
+            if _unaffordable(options):
+                return options  # not sent (see request): nothing to announce
             hook = settings.on_request
             if hook is not None:
                 request = ModelRequest(purpose, max(run.turns, 1), model, context, options)
@@ -549,6 +562,8 @@ class Agent:
             if options.signal is not None and options.signal.aborted:
                 return _aborted(model)  # aborted during a summary request: nothing sent
             options = await announce("turn", model, context, options)
+            if _unaffordable(options):
+                return self._refused(run, model, context)  # its input alone spends the limit
             response = await maybe_await(stream_fn(model, context, options))
             if not settings.compaction:
                 return response
@@ -560,9 +575,41 @@ class Agent:
             if retry is None:
                 return response
             options = await announce("retry", model, retry, options)
+            if _unaffordable(options):
+                return self._refused(run, model, retry)
             return await maybe_await(stream_fn(model, retry, options))
 
         return request
+
+    def _within_limits(
+        self, run: _ActiveRun, model: Model, context: Context, options: StreamOptions
+    ) -> StreamOptions:
+        """``options`` asking for no more output than the dollars left buy, at least one token
+        (see :mod:`.limits`); ``max_tokens`` 0 when the request's input alone would spend them
+        (it is not sent)."""
+        left = run.limits.remaining() if run.limits is not None else None
+        if left is None:
+            return options
+        tokens_in = _input_tokens(context)
+        if model.cost.input > 0 and tokens_in * model.cost.input / 1e6 >= left:
+            return options.model_copy(update={"max_tokens": 0})
+        affordable = affordable_output(left, model, tokens_in)
+        if affordable is None:
+            return options
+        if options.max_tokens is not None and affordable >= options.max_tokens:
+            return options
+        return options.model_copy(update={"max_tokens": max(affordable, 1)})
+
+    def _refused(
+        self, run: _ActiveRun, model: Model, context: Context
+    ) -> AssistantMessageEventStream:
+        """The reply of a request not sent: an error naming the limit (the run ends there)."""
+        left = run.limits.remaining() if run.limits is not None else None
+        note = refusal_note(left or 0.0, _input_tokens(context), model)
+        self.limit_note = note
+        stream = AssistantMessageEventStream()
+        stream.push(ErrorEvent("error", empty_reply(model, "error", note)))
+        return stream
 
     async def _compacted(
         self,
@@ -600,7 +647,7 @@ class Agent:
             return self._steering.drain()
 
         prepare = self.prepare_next_turn
-        should_stop = self._should_stop(signal, settings)
+        should_stop = self._should_stop(signal, settings, run)
         level = self.state.thinking_level
         update: dict[str, Any] = {"reasoning": None if level == "off" else level}
         if not callable(settings.max_tokens):  # a function of the request: set per request
@@ -621,11 +668,11 @@ class Agent:
         )
 
     def _should_stop(
-        self, signal: AbortSignal, settings: _Settings
+        self, signal: AbortSignal, settings: _Settings, run: _ActiveRun
     ) -> Callable[[TurnContext], Any] | None:
         """The loop's ``should_stop_after_turn``: the user's hook, then this run's limits."""
         user = self.should_stop_after_turn
-        limits = RunLimits(
+        limits = run.limits = RunLimits(
             max_turns=settings.max_turns,
             max_cost=settings.max_cost,
             budget=settings.budget,
@@ -786,6 +833,18 @@ async def _settle_listeners(
 
 def _past_start(event: Any) -> bool:
     return bool(event.type != "start")
+
+
+def _unaffordable(options: StreamOptions) -> bool:
+    """The dollars left buy no output after the request's input: it is not sent."""
+    return options.max_tokens is not None and options.max_tokens < 1
+
+
+def _input_tokens(context: Context) -> int:
+    """The request's input, estimated at 4 characters a token (:mod:`.sizes`)."""
+    chars = len(context.system_prompt or "") + sum(message_chars(m) for m in context.messages)
+    chars += sum(len(tool.name) + len(tool.description) for tool in context.tools or ())
+    return estimate_tokens(chars)
 
 
 def _aborted(model: Model) -> AssistantMessageEventStream:

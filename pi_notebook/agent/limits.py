@@ -7,6 +7,12 @@ keeps a note saying which ("budget of $0.50 reached: $0.52 spent"). Stopping at 
 polls no steering or follow-up message, so queued ones stay queued. A run that ends by itself is
 not noted, spent or not.
 
+Between turns is not enough for dollars: one reply can spend far past the limit. So before each
+request :meth:`RunLimits.remaining` gives the dollars left, and the Agent asks for no more output
+than they buy at the model's output price (:func:`affordable_output`), after the request's
+estimated input, and for at least one token; a request whose estimated input alone would spend
+them is not sent (:func:`refusal_note`). A model with no price has nothing to clamp.
+
 Costs come from each reply's reported usage: its ``usage.cost`` when the provider priced it,
 else its token counts priced with the model's rates, else (no usage at all) an estimate of 4
 characters a token over the request and the reply (:mod:`.sizes`). This module must never make
@@ -109,6 +115,18 @@ class RunLimits:
         self.turns = 0
         self.note: str | None = None
 
+    def remaining(self) -> float | None:
+        """The dollars left before a dollar limit (the run's or the conversation's) is
+        reached; ``None`` when there is none."""
+        left: list[float] = []
+        if self.max_cost is not None or self.budget is not None:
+            spent = self._spent()
+            if self.max_cost is not None:
+                left.append(self.max_cost - (spent - self._spent_before))
+            if self.budget is not None:
+                left.append(self.budget - spent)
+        return min(left) if left else None
+
     @property
     def active(self) -> bool:
         return self.max_turns is not None or self.max_cost is not None or self.budget is not None
@@ -130,6 +148,25 @@ class RunLimits:
         return self.note is not None
 
 
+def affordable_output(remaining: float, model: Model, input_tokens: int) -> int | None:
+    """The output tokens ``remaining`` dollars buy after a request of ``input_tokens`` at the
+    model's prices: ``None`` when output has no price (nothing to clamp); 0 or less when the
+    input alone would spend them."""
+    rates = model.cost
+    if rates.output <= 0:
+        return None
+    left = remaining - input_tokens * rates.input / 1e6
+    return int(left / (rates.output / 1e6))
+
+
+def refusal_note(remaining: float, input_tokens: int, model: Model) -> str:
+    cost = input_tokens * model.cost.input / 1e6
+    return (
+        f"request not sent: its input alone (about {input_tokens} tokens, {format_usd(cost)}) "
+        f"would spend more than the {format_usd(max(remaining, 0.0))} left of the limit"
+    )
+
+
 def would_continue(turn: TurnContext, queued: Callable[[], bool]) -> bool:
     """Whether the loop would request again after ``turn``: tool results to answer, or queued
     steering / follow-up messages."""
@@ -139,9 +176,11 @@ def would_continue(turn: TurnContext, queued: Callable[[], bool]) -> bool:
 __all__ = [
     "BudgetExceededError",
     "RunLimits",
+    "affordable_output",
     "budget_note",
     "conversation_cost",
     "format_usd",
+    "refusal_note",
     "reply_cost",
     "turn_note",
     "would_continue",

@@ -71,6 +71,49 @@ async def test_max_cost_stops_the_run_before_the_next_request(priced: FauxProvid
     assert agent.spent == pytest.approx(0.30)
 
 
+async def test_each_request_asks_only_for_the_output_the_money_left_buys(
+    priced: FauxProvider,
+) -> None:
+    """$0.10 an output token, input free: with $0.35 of --max-cost the requests ask for at most
+    3, then 2, then 1 token(s) (each reply spends one; the last asks for one though $0.05
+    buys half of it), then the limit stops the run between turns as before."""
+    asked: list[int | None] = []
+
+    def reply(context: Any, options: Any, state: Any, model: Any) -> AssistantMessage:
+        asked.append(options.max_tokens)
+        return tool_calls(1)[0]
+
+    priced.set_responses([reply, reply, reply, reply, reply, faux_assistant_message("never")])
+    agent = Agent(model=priced.get_model(), tools=[t_tool()], max_cost=0.35, max_tokens=100)
+    await agent.prompt("go")
+    assert asked == [3, 2, 1, 1]
+    assert agent.spent == pytest.approx(0.40)
+    assert agent.limit_note == "budget of $0.35 reached: $0.40 spent"
+
+
+async def test_a_request_whose_input_alone_spends_what_is_left_is_not_sent() -> None:
+    """$1 a million input tokens: a 400,000-character prompt (about 100,000 tokens, $0.10) is
+    not sent against $0.05 of --max-cost; the run ends with an error reply naming why."""
+    provider = register_faux_provider(models=[{"id": "dear", "cost": {"input": 1, "output": 1}}])
+    try:
+        provider.set_responses([faux_assistant_message("never")])
+        agent = Agent(model=provider.get_model(), max_cost=0.05)
+        ends: list[str] = []
+        agent.subscribe(lambda e: ends.append(e.type) if e.type == "agent_end" else None)
+        await agent.prompt("x" * 400_000)
+        assert provider.call_count == 0
+        assert ends == ["agent_end"]
+        last = agent.state.messages[-1]
+        assert last.role == "assistant" and last.stop_reason == "error"
+        assert agent.limit_note == last.error_message
+        assert agent.limit_note.startswith(
+            "request not sent: its input alone (about 100000 tokens, $0.10) would spend more "
+            "than the $0.05 left"
+        )
+    finally:
+        provider.unregister()
+
+
 async def test_max_cost_counts_this_run_only(priced: FauxProvider) -> None:
     priced.set_responses([*tool_calls(2), faux_assistant_message("a"), *tool_calls(2)])
     agent = Agent(model=priced.get_model(), tools=[t_tool()], max_cost=0.25)
