@@ -375,7 +375,8 @@ async def test_a_diverged_replay_fails_the_agent_cell(kernel: Kernel, tmp_path: 
     await record_hi(path)
     kernel.ok(f"from pi_notebook.ai.replay import replay\nm = replay({str(path)!r})")
 
-    same = kernel.ok("%%agent --plain --model m\nhi")
+    # The recording has no system prompt: the conversation must send none either.
+    same = kernel.ok("%%agent --plain --model m --system ''\nhi")
     assert same.stdout == "user: hi\nassistant: Hello there.\n"
 
     further = kernel.run("%%agent --plain\nand then?")

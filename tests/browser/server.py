@@ -48,6 +48,9 @@ def kernel_env() -> dict[str, str]:
         if not k.endswith("_API_KEY") and k not in STRIPPED_ENV and not k.startswith("JUPYTER")
     }
     env["PYTHONUNBUFFERED"] = "1"
+    # As in the kernel tests: a scripted run sends exactly its prompt (no notebook-context
+    # entry before it); the scenarios that show the notebook context turn it on themselves.
+    env["PI_NOTEBOOK_CONTEXT"] = "off"
     return env
 
 

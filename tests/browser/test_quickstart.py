@@ -30,12 +30,15 @@ def _streams(outputs: list[dict[str, Any]]) -> str:
 
 
 def _without_settings(text: str) -> str:
-    """``%agent status`` without its settings lines: they name the environment variables set
-    away from their defaults, and the stored outputs come from a plain-mode kernel outside a
-    notebook server (``PI_NOTEBOOK_UI=plain``; no ``JPY_SESSION_NAME``), unlike this one."""
+    """``%agent status`` without its settings and notebook-context lines: they name the
+    environment variables set away from their defaults, and the stored outputs come from a
+    plain-mode kernel outside a notebook server (``PI_NOTEBOOK_UI=plain``; no
+    ``JPY_SESSION_NAME``; the notebook context on), unlike this one."""
     lines = text.splitlines(keepends=True)
     kept, skipping = [], False
     for line in lines:
+        if line.startswith("notebook context:"):  # off here (tests/browser/server.py)
+            continue
         if line.startswith("settings"):
             skipping = line.rstrip().endswith(":")  # a block of indented lines follows
             continue
