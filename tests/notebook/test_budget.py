@@ -94,3 +94,43 @@ def test_the_panel_shows_the_note(ui_kernel: Kernel) -> None:
     last = client.updates[-1]
     assert "budget of $0.15 reached: $0.20 spent" in last["text/html"]
     assert last["text/plain"].endswith("\n[budget of $0.15 reached: $0.20 spent]")
+
+
+def test_each_request_of_a_max_cost_cell_asks_only_for_what_is_left(kernel: Kernel) -> None:
+    """Issue 28, item 12: one reply could spend far past ``--max-cost`` when the limit was only
+    checked between requests. Now each request's ``max_tokens`` is what the dollars left buy
+    ($0.10 an output token): $0.35 asks for 3, 2, 1, then 1 token(s)."""
+    kernel.ok(SETUP)
+    kernel.ok(
+        "asked = []\n"
+        "def reply(context, options, state, model):\n"
+        "    asked.append(options.max_tokens)\n"
+        "    return calls(1)[0]\n"
+        "b5 = register_faux_provider(token_size=(1, 1), models=[{'id': 'priced', "
+        "'cost': {'input': 0, 'output': 100000}}])\n"
+        "b5.set_responses([reply] * 5 + [faux_assistant_message('never')])\n"
+        "pn.use_model(b5)\n"
+        "%agent reset\n"
+        "%agent budget off"
+    )
+    result = kernel.ok("%%agent --tools T --max-cost 0.35 --max-tokens 100\nGo")
+    assert result.stdout.endswith("[budget of $0.35 reached: $0.40 spent]\n")
+    assert kernel.ok("print(asked)").stdout == "[3, 2, 1, 1]\n"
+
+
+def test_a_request_whose_input_alone_spends_the_limit_is_not_sent(kernel: Kernel) -> None:
+    kernel.ok(SETUP)
+    kernel.ok(
+        "b6 = register_faux_provider(models=[{'id': 'dear', "
+        "'cost': {'input': 1, 'output': 1}}])\n"
+        "b6.set_responses([faux_assistant_message('never')])\n"
+        "pn.use_model(b6)\n"
+        "%agent reset\n"
+        "%agent budget off\n"
+        "big = 'x' * 400_000"
+    )
+    result = kernel.ok("%%agent --max-cost 0.05\n{big}")
+    assert "[request not sent: its input alone (about 100" in result.stdout
+    assert "would spend more than the $0.05 left of the limit]" in result.stdout
+    assert kernel.ok("print(b6.call_count)").stdout == "0\n"
+    assert "assistant: never" in kernel.ok("%%agent\nshort").stdout  # the next cell works
