@@ -498,8 +498,8 @@ class Agent:
             turn = max(run.turns, 1) if run is not None else 0
             await maybe_await(hook(ModelRequest("summary", turn, model, context, options)))
         reply = await request_summary(self.stream_fn or default_stream, model, context, options)
-        chars = len(context.system_prompt or "") + sum(message_chars(m) for m in context.messages)
-        self._summary_cost += reply_cost(reply, model, chars)  # it counts towards budgets
+        # A summary counts towards budgets:
+        self._summary_cost += reply_cost(reply, model, _prompt_chars(context))
         return reply
 
     def _overhead_chars(self) -> int:
@@ -840,9 +840,14 @@ def _unaffordable(options: StreamOptions) -> bool:
     return options.max_tokens is not None and options.max_tokens < 1
 
 
+def _prompt_chars(context: Context) -> int:
+    """The characters of a request's system prompt and messages."""
+    return len(context.system_prompt or "") + sum(message_chars(m) for m in context.messages)
+
+
 def _input_tokens(context: Context) -> int:
     """The request's input, estimated at 4 characters a token (:mod:`.sizes`)."""
-    chars = len(context.system_prompt or "") + sum(message_chars(m) for m in context.messages)
+    chars = _prompt_chars(context)
     chars += sum(len(tool.name) + len(tool.description) for tool in context.tools or ())
     return estimate_tokens(chars)
 
