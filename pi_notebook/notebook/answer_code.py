@@ -31,6 +31,9 @@ from .panel.markdown import MARKDOWN
 
 ANSWER_HEADER = "# Code from the agent's last answer (it has not run): read it, then run it."
 """The cell's first line (js/answer_cells.js writes the same for one block)."""
+BLOCK_HEADER = "# Code from the agent's answer (it has not run): read it, then run it."
+"""The first line of the cell the panel's "insert as cell" makes of one block (js/answer_cells.js
+writes it; a test checks the two agree)."""
 PYTHON_LANGUAGES = frozenset(("python", "py", "python3", "py3", "ipython", "ipython3"))
 #: Line breaks other than ``\n`` that Python or an editor breaks a line at (see offered_cell).
 _ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -136,6 +139,7 @@ def answer_command(shell: Any, agent: Any) -> str:
 
 __all__ = [
     "ANSWER_HEADER",
+    "BLOCK_HEADER",
     "PYTHON_LANGUAGES",
     "Fence",
     "answer_cell",

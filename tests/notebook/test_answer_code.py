@@ -8,20 +8,23 @@ cell runs; an answer without a code block, or no answer yet, gets a one-line mes
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from pi_notebook.notebook.answer_code import (
     ANSWER_HEADER,
+    BLOCK_HEADER,
     ODD_BREAK,
+    PYTHON_LANGUAGES,
     answer_cell,
     block_text,
     fences,
 )
 from pi_notebook.notebook.code_cell import REDACTED
 
-from .conftest import Kernel
+from .conftest import ROOT, Kernel
 
 ANSWER = """The column is `bmi`, lower case:
 
@@ -101,6 +104,14 @@ def test_an_odd_line_break_leaves_the_block_out(br: str) -> None:
 def test_a_language_name_that_is_not_a_plain_word_is_not_echoed() -> None:
     cell, _ = answer_cell("```{sh}<b>\nls\n```\n```python\ny = 2\n```\n")
     assert cell.splitlines()[1] == "# left out: 1 unnamed block"
+
+
+def test_the_panels_button_follows_the_same_rules() -> None:
+    """js/answer_cells.js writes the same header and knows the same Python labels."""
+    source = (ROOT / "js" / "answer_cells.js").read_text(encoding="utf-8")
+    assert f'export const BLOCK_HEADER = "{BLOCK_HEADER}";' in source
+    (labels,) = re.findall(r"const PYTHON = new Set\(\[([^\]]*)\]\)", source)
+    assert {name.strip().strip('"') for name in labels.split(",")} == PYTHON_LANGUAGES
 
 
 # -- in a real kernel --------------------------------------------------------------------------
