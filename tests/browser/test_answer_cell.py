@@ -57,6 +57,7 @@ def test_insert_as_cell_puts_an_answers_block_below_the_agent_cell(
         bar.locator("button.pi-next").click()
     expect(insert).to_have_count(1)  # the Python block; the bash one gets none
     expect(insert).to_have_text("insert as cell")
+    nb.snap("answer-block-button", panel)
     insert.click()
     expect(insert).to_have_text("inserted below the %%agent cell")
     cells = _cells(nb)
