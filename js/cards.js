@@ -1,6 +1,7 @@
 // Tool cards: the call's label (its name, told apart from same-named calls), status
 // ("prepared, waiting to run" until its batch runs) and duration, its arguments, the result (a preview, the
-// rest in a disclosure), its images, the namespace diff, and a line when the model's call was
+// rest in a disclosure), its images and rich displays (a DataFrame's table: HTML the kernel
+// rebuilt and sanitised, rich_html.py, inserted as the Markdown HTML is), the namespace diff, and a line when the model's call was
 // malformed and the tool did not run. A card is drawn again whole when its entry changes.
 
 import { cssEscape, h, safeImage } from "./dom.js";
@@ -50,6 +51,11 @@ export function createCards({ doc, root, state, disclosures }) {
     for (const image of card.images || []) {
       const img = safeImage(doc, image);
       if (img) node.append(img);
+    }
+    for (const html of card.displays || []) {
+      const display = h(doc, "div", "pi-tool-display");
+      display.innerHTML = html; // kernel-sanitised (rich_html.py)
+      node.append(display);
     }
     return node;
   };
