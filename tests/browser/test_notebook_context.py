@@ -140,3 +140,19 @@ def test_the_context_entry_and_a_figure_in_its_card_live_static_and_reopened(
     _check_card(reopened)
     nb.snap("context-reopened", reopened)
     assert nb.serious_page_errors() == []
+    # As a colleague gets it (saved elsewhere: untrusted, so Jupyter's sanitizer drops the
+    # <style> and the data-* attributes): the entry still opens to the error, the card still
+    # holds the figure and the table.
+    shared = json.loads((workdir / "context.ipynb").read_text(encoding="utf-8"))
+    shared["metadata"]["shared_by"] = "a colleague"
+    (workdir / "context-shared.ipynb").write_text(json.dumps(shared), encoding="utf-8")
+    nb.open("context-shared.ipynb")
+    sanitized = nb.output(3).locator(".pi-panel.pi-static")
+    entry = sanitized.locator("details.pi-nbcontext")
+    expect(entry.locator("summary")).to_have_text("notebook context: 3 cells, 1 error (KeyError)")
+    entry.locator("summary").click()
+    expect(entry.locator(".pi-nbcell-error")).to_contain_text("KeyError: 'BMI'")
+    card = sanitized.locator(".pi-tool-card").first
+    expect(card.locator(".pi-tool-display table tbody td").last).to_have_text("30.1")
+    expect(card.locator("img.pi-image")).to_have_count(1)
+    nb.snap("context-untrusted", sanitized)
