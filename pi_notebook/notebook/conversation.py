@@ -331,7 +331,7 @@ class Conversation:
                 session.last_reply = reply
                 namespace[REPLY_VARIABLE] = reply
             if opened is None:  # plain mode: the final transcript, printed once
-                text = render_transcript(new_messages, markers)
+                text = render_transcript(new_messages, markers, context=True)
                 line = INTERRUPTED if interrupted else f"[{limit}]" if limit else None
                 if line is not None:
                     text = f"{text}\n{line}" if text else line
