@@ -412,8 +412,11 @@ def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = ""
     status = state.get("status", {})
     tools = state.get("tools", {})
     anchors = _Anchors(re.sub(r"[^A-Za-z0-9_-]", "", anchor), tools, state.get("messages", []))
+    entries = state.get("messages", [])
+    coded = _last_answer_with_code(entries)
     messages = "".join(
-        _message(i, m, tools, anchors) for i, m in enumerate(state.get("messages", []))
+        _message(i, m, tools, anchors) + (ANSWER_CODE_HINT if i == coded else "")
+        for i, m in enumerate(entries)
     )
     style = f"<style>{css}</style>" if css else ""
     state_name = escape_html(str(status.get("state", "")))
@@ -424,6 +427,28 @@ def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = ""
         f"{timeline_box(as_timeline(state.get('timeline')))}"
         f"{_lifecycle(state.get('lifecycle', []), anchors)}</div>"
     )
+
+
+ANSWER_CODE_HINT = (
+    '<div class="pi-message-note pi-answer-code">the answer\'s code blocks into a new cell: '
+    "<code>%agent code --answer</code></div>"
+)
+"""Under the last answer that has code blocks: the live panel's "insert as cell" buttons need
+the view, which a saved transcript has not (it runs no script), so it names the line command
+that does the same."""
+
+
+def _last_answer_with_code(entries: list[dict[str, Any]]) -> int | None:
+    """The index of the last assistant entry, if its text holds a code block."""
+    for i in range(len(entries) - 1, -1, -1):
+        entry = entries[i]
+        if entry.get("role") != "assistant" or not any(
+            b.get("type") == "text" for b in entry.get("blocks", [])
+        ):
+            continue
+        texts = (_markdown(b) for b in entry.get("blocks", []) if b.get("type") == "text")
+        return i if any('<pre class="pi-code"' in t for t in texts) else None
+    return None
 
 
 def _queue(items: list[dict[str, Any]]) -> str:
