@@ -25,8 +25,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
-from ..ai import AssistantMessage
-from ..ai.faux import NO_MORE_RESPONSES
+from ..ai import NO_MORE_RESPONSES, AssistantMessage
 
 SETUP_HINT = "after a kernel restart, run the set-up cells at the top first"
 NO_REPLIES_HINT = "the faux model has no replies queued: run the cell above that scripts them"

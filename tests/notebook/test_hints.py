@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 from types import TracebackType
 
-from pi_notebook.ai import faux_assistant_message
-from pi_notebook.ai.faux import NO_MORE_RESPONSES
+from pi_notebook.ai import NO_MORE_RESPONSES, faux_assistant_message
 from pi_notebook.notebook.hints import NO_REPLIES_HINT, missing_replies_hint, top_level
 
 

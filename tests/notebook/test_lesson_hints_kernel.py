@@ -93,8 +93,11 @@ def test_a_later_cell_after_a_restart_says_run_the_set_up_cells_in_one_line(
     assert result.stdout == ""
 
     restart(kernel)
-    kernel.ok(cells[0])
     magic = cells[cell_starting(cells, "%%agent --plain --tools ADD")]
+    # Before the set-up cell, IPython itself says the magic is missing, in one line.
+    early = kernel.run(magic)
+    assert one_line_error(early.stderr) == "UsageError: Cell magic `%%agent` not found."
+    kernel.ok(cells[0])
     failed = kernel.run(magic)
     assert failed.status == "error" and failed.stdout == ""
     line = one_line_error(failed.stderr)  # IPython shows a UsageError as one line
