@@ -15,6 +15,10 @@ in one line each:
 * :data:`SETUP_HINT`, added to the ``%%agent`` errors for a ``--tools`` or ``--model`` name the
   namespace does not have.
 
+The handler is there once ``%load_ext pi_notebook`` ran (the lesson's set-up cell does it
+first): in a kernel where no cell ran yet, nothing of this package is loaded, and IPython's own
+errors show (for an ``%%agent`` cell one line too: ``Cell magic `%%agent` not found``).
+
 This module must never change what a run does: it only words errors.
 """
 
