@@ -94,3 +94,31 @@ def test_each_step_cell_of_the_lesson_walks_its_holds_to_agent_end(
         assert held[0] == "agent_start" and held[-1] == "agent_end"
         assert held.count("tool_execution_end") == 4
         assert ("message_update" in held) == (granularity == " all")
+
+
+def test_the_two_loops_run_draws_a_timeline_with_both_queues(ui_kernel: Kernel) -> None:
+    cells = lesson()
+    sources = [source for source, _ in cells]
+
+    def starting(prefix: str) -> int:
+        return next(n for n, source in enumerate(sources) if source.startswith(prefix))
+
+    for prefix in ("import asyncio", "LEVEL = ", "async def add(", "def echo_last_user("):
+        ui_kernel.ok(sources[starting(prefix)], timeout=120)
+    script = starting("faux.set_responses([tool_call_reply(), echo_last_user, echo_last_user])\n"
+                      "timeline_agent")
+    ui_kernel.ok(sources[script])
+    run, timeline = sources[script + 1], sources[script + 2]
+    assert run.startswith("%%agent --agent timeline_agent") and timeline == "%agent timeline"
+    client = PanelClient(ui_kernel)
+    assert run_cell(ui_kernel, run, client, timeout=120) == "ok"
+    rows = ui_kernel.ok(timeline).stdout
+    # The plain-mode line stored under nbval is not what a panel run gives.
+    assert cells[script + 2][1] == "no timeline: no %%agent run was shown in a panel yet " \
+        "(plain mode keeps none)\n"
+    assert "no timeline" not in rows
+    for turn in (1, 2, 3):
+        assert f"turn {turn} starts" in rows
+    lanes = {line.split()[2] for line in rows.splitlines()[1:] if "starts" not in line}
+    assert {"model", "convert", "steering", "follow-up"} <= lanes, rows
+    assert "STEER: use metres." in rows and "FOLLOW-UP: and in yards." in rows
