@@ -23,7 +23,7 @@ export function userLabel(entry) {
 // Within this many pixels of the end, the reader is following it.
 const FOLLOW_SLACK = 24;
 
-export function createTranscript({ doc, state, disclosures }, cards) {
+export function createTranscript({ doc, state, disclosures }, cards, answerCells) {
   const node = h(doc, "div", "pi-transcript");
   const text = createTextBodies(doc);
 
@@ -47,6 +47,7 @@ export function createTranscript({ doc, state, disclosures }, cards) {
 
   const renderAssistant = (message, index, entry) => {
     entry.blocks.forEach((block, j) => message.append(renderBlock(index, j, block)));
+    if (entry.stop_reason && answerCells) answerCells.decorate(message); // ended: redacted text
     if (entry.error || entry.stop_reason === "aborted") {
       const line = h(doc, "div", "pi-message-error");
       line.textContent = `[${entry.stop_reason || "error"}]${entry.error ? " " + entry.error : ""}`;

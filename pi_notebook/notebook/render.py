@@ -11,10 +11,12 @@ output must not. This module must never print (callers decide where text goes).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..ai import message_text, redact
+from .failed_calls import never_ran_line, never_ran_reason
 from .notebook_context import is_notebook_context
 
 LENGTH_NOTE = "cut off at the output limit; raise it with %%agent --max-tokens N"
@@ -27,6 +29,15 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n[… {len(text) - limit} more characters not shown]"
+
+
+_FENCE_LINE = re.compile(r"\s*(`{3,}|~{3,})[\w+#.-]*\s*")
+
+
+def shows_nothing(text: str) -> bool:
+    """``text`` would show nothing but an empty bar: blank lines and bare code fences (a
+    small model's stray "```" before its tool call). Such a text block is not shown."""
+    return all(not line.strip() or _FENCE_LINE.fullmatch(line) for line in text.splitlines())
 
 
 def _indent(text: str) -> str:
@@ -45,15 +56,20 @@ def _message_lines(message: Any) -> list[str]:
         return [f"tool {message.tool_name}{flag}: {_indent(text)}"]
     if role == "assistant":
         lines: list[str] = []
+        # A failed reply's calls never ran (the server could not parse them, say): say so.
+        failed = message.stop_reason == "error"
         for block in message.content:
             kind = block.type
-            if kind == "text" and block.text:
+            if kind == "text" and block.text and not shows_nothing(block.text):
                 lines.append(f"assistant: {_indent(block.text)}")
             elif kind == "thinking" and block.thinking:
                 lines.append(f"assistant (thinking): {_indent(block.thinking)}")
             elif kind == "toolCall":
                 args = json.dumps(block.arguments, ensure_ascii=False, sort_keys=True)
-                lines.append(f"assistant -> {block.name}({args})")
+                call = f"assistant -> {block.name}({args})"
+                if failed:
+                    call += f" — {never_ran_line(never_ran_reason(message.error_message))}"
+                lines.append(call)
         if message.stop_reason in ("error", "aborted"):
             detail = f": {message.error_message}" if message.error_message else ""
             lines.append(f"assistant [{message.stop_reason}]{detail}")
@@ -100,4 +116,5 @@ __all__ = [
     "preview",
     "render_message",
     "render_transcript",
+    "shows_nothing",
 ]

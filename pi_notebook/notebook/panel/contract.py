@@ -41,9 +41,12 @@ ToolStatus: TypeAlias = Literal[
     "error",
     "rejected",
     "aborted",
+    "reply-failed",
 ]
 """``prepared``: announced (``tool_execution_start``) but not executing yet (a parallel batch
-runs once every call is prepared); ``aborted``: the run was aborted before the tool ran."""
+runs once every call is prepared); ``aborted``: the run was aborted before the tool ran;
+``reply-failed``: the reply carrying the call ended in an error (the server could not parse the
+model's tool call, say), so the call never ran."""
 
 
 class Status(TypedDict):
@@ -169,7 +172,8 @@ class ToolCard(TypedDict):
     is_error: bool
     diff: NamespaceDiff | None
     not_run: str | None
-    """Why the loop refused the call without running the tool, for status ``rejected``."""
+    """Why the tool did not run: the loop refused the malformed call (``rejected``), the run's
+    abort stopped it (``aborted``), or the reply carrying it failed (``reply-failed``)."""
     label: str
     """The call told apart from same-named calls of its message: ``read_station (north)`` or
     ``read_station #2``; the name alone when it is the only call of that name."""

@@ -25,7 +25,7 @@ from .contract import (
     ToolStatus,
     UserEntry,
 )
-from .markdown import render_markdown
+from .markdown import render_markdown, render_prompt
 from .status_line import initial_status
 from .timeline import empty_timeline
 
@@ -150,7 +150,7 @@ def plain_entry(message: Any) -> UserEntry | ToolResultEntry | CustomEntry:
     if role == "user":
         return {
             "role": "user",
-            "html": render_markdown(redact(text)),
+            "html": render_prompt(redact(text)),  # its line breaks kept
             "images": images,
             "queued": None,
             "entered": None,

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..failed_calls import never_ran_line
 from .entries import IMAGE_TYPES
 from .markdown import escape_html
 from .timeline import as_timeline
@@ -41,6 +42,7 @@ TOOL_LABELS = {
     "rejected": "malformed call: not run",
     "prepared": "prepared, waiting to run",
     "aborted": "not run (aborted)",
+    "reply-failed": "not run",
 }
 
 
@@ -126,10 +128,10 @@ def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> s
     if card.get("not_run"):
         line = not_run_line(str(card.get("status", "")), str(card["not_run"]))
         parts.append(f'<div class="pi-tool-not-run">{escape_html(line)}</div>')
-    parts += [
-        f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>',
-        '<div class="pi-tool-result">',
-    ]
+    parts.append(f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>')
+    if card.get("status") == "reply-failed":  # nothing ran: no result to show
+        return "".join(parts) + "</div>"
+    parts.append('<div class="pi-tool-result">')
     result = str(card.get("result_text", ""))
     if result:
         preview = result if len(result) <= PREVIEW_CHARS else result[:PREVIEW_CHARS] + " …"
@@ -156,6 +158,8 @@ def not_run_line(status: str, reason: str) -> str:
     """Why a card's tool did not run, as js/cards.js writes it."""
     if status == "aborted":
         return f"Not run: {reason}."
+    if status == "reply-failed":
+        return f"{never_ran_line(reason)}."
     return f"The model's call was malformed ({reason}): the tool did not run."
 
 

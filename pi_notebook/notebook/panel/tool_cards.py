@@ -6,8 +6,10 @@ final JSON, and follows the execution: status, start, duration (step-mode holds 
 result's redacted text and images, the namespace diff, and why a malformed call was not run. A
 call is ``prepared`` from its ``tool_execution_start`` until its execution begins (the reducer
 says when: a parallel batch runs only once every call is prepared), and a call the run's abort
-stopped before that reads ``aborted`` ("not run (aborted)"). Every write names its key (typed
-through overloads), so mypy checks what goes where. This module must stay pure.
+stopped before that reads ``aborted`` ("not run (aborted)"); a call whose reply ended in an
+error never ran (``reply-failed``, with the reason from :mod:`..failed_calls`). Every write
+names its key (typed through overloads), so mypy checks what goes where. This module must stay
+pure.
 """
 
 from __future__ import annotations
@@ -129,6 +131,13 @@ class ToolCards:
         if reason is not None:
             self.set(tool_id, "not_run", reason)
         self.set(tool_id, "status", status)
+
+    def never_ran(self, tool_id: str, reason: str) -> None:
+        """The reply carrying the call failed (the server could not parse it, say): the tool
+        never ran, whatever streamed of its arguments."""
+        if tool_id in self.tools and self.tools[tool_id]["status"] in NOT_STARTED:
+            self.set(tool_id, "not_run", reason)
+            self.set(tool_id, "status", "reply-failed")
 
     def fail_open(self, aborted: bool = False) -> None:
         """The run ended: a card whose call did not finish failed; one whose tool never began

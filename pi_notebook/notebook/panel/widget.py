@@ -72,6 +72,7 @@ class AgentPanel(anywidget.AnyWidget):
     _esm = _ESM
     _css = _CSS
     state = traitlets.Dict().tag(sync=True)
+    key = traitlets.Unicode().tag(sync=True)  # unique: a view finds its cell by it (js/panel.js)
 
     def __init__(
         self,
@@ -109,7 +110,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._plain: str | None = None
         self._handover = Handover()
         self.finished = False
-        super().__init__(state=self._state_for_sync(), **kwargs)
+        super().__init__(state=self._state_for_sync(), key=self._anchor, **kwargs)
         self.on_msg(self._on_custom_msg)
 
     def __repr__(self) -> str:
