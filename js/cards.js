@@ -1,9 +1,11 @@
 // Tool cards: the call's label (its name, told apart from same-named calls), status
 // ("prepared, waiting to run" until its batch runs) and duration, its arguments, the result (a preview, the
-// rest in a disclosure), its images, the namespace diff, and a line when the model's call was
-// malformed and the tool did not run. A call whose reply failed (the server could not parse
-// it) never ran: its card says so and has no result section; the server's message is the
-// message's error line, not repeated here. A card is drawn again whole when its entry changes.
+// rest in a disclosure), its images and rich displays (a DataFrame's table: HTML the kernel
+// rebuilt and sanitised, rich_html.py, inserted as the Markdown HTML is), the namespace diff,
+// and a line when the model's call was malformed and the tool did not run. A call whose reply
+// failed (the server could not parse it) never ran: its card says so and has no result
+// section; the server's message is the message's error line, not repeated here. A card is
+// drawn again whole when its entry changes.
 
 import { cssEscape, h, safeImage } from "./dom.js";
 import { formatElapsed, PREVIEW_CHARS, preview } from "./format.js";
@@ -54,6 +56,11 @@ export function createCards({ doc, root, state, disclosures }) {
     for (const image of card.images || []) {
       const img = safeImage(doc, image);
       if (img) node.append(img);
+    }
+    for (const html of card.displays || []) {
+      const display = h(doc, "div", "pi-tool-display");
+      display.innerHTML = html; // kernel-sanitised (rich_html.py)
+      node.append(display);
     }
     return node;
   };

@@ -333,7 +333,7 @@ class Conversation:
                 namespace[REPLY_VARIABLE] = reply
             hint = missing_replies_hint(new_messages)  # a scripted cell run on its own
             if opened is None:  # plain mode: the final transcript, printed once
-                text = render_transcript(new_messages, markers)
+                text = render_transcript(new_messages, markers, context=True)
                 line = INTERRUPTED if interrupted else f"[{limit}]" if limit else None
                 for extra in (line, f"[{hint}]" if hint else None):
                     if extra is not None:

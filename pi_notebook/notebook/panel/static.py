@@ -3,11 +3,13 @@
 When a run ends its cell's output becomes this HTML (with the plain transcript), so GitHub,
 nbviewer, nbconvert, VS Code and a JupyterLab without the kernel show the transcript with no
 widget manager. It has the live panel's structure and classes (``js/``, by region: the status
-line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images
-and the namespace diff, what the model was last sent, thinking and the lifecycle tree collapsed
-in ``<details>``), without the controls, so one stylesheet (``js/panel.css``, passed in) styles
-both and the same checks read both. The tree's leaves are links to their message or tool card
-(anchors with ids made unique per transcript by ``anchor``). Text that is not already
+line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images,
+rich displays (HTML rebuilt by :mod:`.rich_html`) and the namespace diff, what the model was
+last sent; the run's notebook context, thinking and the lifecycle tree collapsed in
+``<details>``, which read without JavaScript), without the controls, so one stylesheet
+(``js/panel.css``, passed in) styles both and the same checks read both. The tree's leaves
+are links to their message or tool card (anchors with ids made unique per transcript by
+``anchor``). Text that is not already
 kernel-rendered HTML is escaped; images are shown only for whitelisted raster types with base64
 data. The root is marked for MathJax to skip, so a dollar amount is never typeset as math. It
 must stay pure.
@@ -137,6 +139,8 @@ def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> s
         preview = result if len(result) <= PREVIEW_CHARS else result[:PREVIEW_CHARS] + " …"
         parts.append(f'<pre class="pi-tool-preview">{escape_html(preview)}</pre>')
     parts.extend(_image(i) for i in card.get("images", []))
+    # Kernel-sanitised HTML (rich_html.py), as a text block's: inserted as it is.
+    parts.extend(f'<div class="pi-tool-display">{d}</div>' for d in card.get("displays") or [])
     parts.append("</div>")
     if len(result) > PREVIEW_CHARS:
         full = _cut(result, FULL_CHARS, "\n[… {} more characters]")
@@ -199,6 +203,8 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
             line = f"[{reason or 'note'}] {entry['note']}"
             body.append(f'<div class="pi-message-note">{escape_html(line)}</div>')
         return head + "".join(body) + "</div>"
+    if role == "notebookContext":
+        return head + notebook_context_html(entry) + "</div>"
     if role == "compaction":
         text = escape_html(str(entry.get("text", "")))
         return f'{head}<span class="pi-compaction">{text}</span></div>'
@@ -220,6 +226,27 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
         body.append(f'<div class="pi-text">{entry.get("html", "")}</div>')
     body.extend(_image(i) for i in entry.get("images", []))
     return head + "".join(body) + "</div>"
+
+
+def notebook_context_html(entry: Mapping[str, Any]) -> str:
+    """The notebook context a run sent, collapsed (as js/notebook_context.js draws it)."""
+    parts = []
+    if entry.get("left_out"):
+        parts.append(f'<div class="pi-nbcontext-note">{escape_html(str(entry["left_out"]))}</div>')
+    for cell in entry.get("cells") or []:
+        number = int(cell.get("number", 0))
+        lines = [
+            f'<div class="pi-nbcell-label">In [{number}]:</div>',
+            f'<pre class="pi-nbcell-source">{escape_html(str(cell.get("source", "")))}</pre>',
+        ]
+        if cell.get("result") is not None:
+            out = f"Out[{number}]: {cell['result']}"
+            lines.append(f'<pre class="pi-nbcell-out">{escape_html(out)}</pre>')
+        if cell.get("error") is not None:
+            lines.append(f'<pre class="pi-nbcell-error">{escape_html(str(cell["error"]))}</pre>')
+        parts.append(f'<div class="pi-nbcell" data-cell="{number}">{"".join(lines)}</div>')
+    title = escape_html(str(entry.get("title", "notebook context")))
+    return _details("pi-nbcontext", title, "".join(parts))
 
 
 def queued_label(entry: Mapping[str, Any]) -> str:
@@ -427,6 +454,7 @@ __all__ = [
     "held_line",
     "node_times",
     "not_run_line",
+    "notebook_context_html",
     "queued_label",
     "render_static_html",
 ]

@@ -318,7 +318,7 @@ class AgentPanel(anywidget.AnyWidget):
         self.detach()
         self._approvals.deny_all()
         self.finished = True
-        self._plain = render_transcript(self._messages, self._markers) or repr(self)
+        self._plain = render_transcript(self._messages, self._markers, context=True) or repr(self)
         self._messages = []
         self._request = None
         self._markers = {}
@@ -329,7 +329,7 @@ class AgentPanel(anywidget.AnyWidget):
         """The run as a display bundle without a widget: sanitised HTML and the plain text."""
         plain = self._plain
         if plain is None:
-            plain = render_transcript(self._messages, self._markers)
+            plain = render_transcript(self._messages, self._markers, context=True)
         return {
             "text/html": render_static_html(self._state.materialize(), _CSS, self._anchor),
             "text/plain": plain or repr(self),
