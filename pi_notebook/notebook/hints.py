@@ -65,13 +65,16 @@ def name_error_hint(
 ) -> None:
     """IPython's custom exception handler for ``NameError`` (``set_custom_exc``; IPython
     shows nothing itself): one line on stderr for a name the cell itself used, as IPython
-    shows a ``UsageError``; the usual traceback otherwise."""
+    shows a ``UsageError``, with the cell's line it came from (the traceback's arrow, which a
+    cell of many lines needs); the usual traceback otherwise."""
     if isinstance(value, NameError) and top_level(tb):
         # What showtraceback records, so %tb and %debug still find the error.
         sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
         if sys.version_info >= (3, 12):
             sys.last_exc = value
-        print(f"NameError: {value} ({SETUP_HINT})", file=sys.stderr)
+        last = _innermost(tb)
+        where = f"line {last.tb_lineno}; " if last is not None else ""
+        print(f"NameError: {value} ({where}{SETUP_HINT})", file=sys.stderr)
         return
     shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
 
