@@ -89,7 +89,8 @@ def test_a_later_cell_after_a_restart_says_run_the_set_up_cells_in_one_line(
     assert result.error is not None and result.error["ename"] == "NameError"
     assert [out["type"] for out in result.outputs] == ["stream"]  # no traceback output
     line = one_line_error(result.stderr)
-    found = re.fullmatch(rf"NameError: name 'faux' is not defined \(line (\d+); {SETUP_HINT}\)", line)
+    pattern = rf"NameError: name 'faux' is not defined \(line (\d+); {SETUP_HINT}\)"
+    found = re.fullmatch(pattern, line)
     assert found is not None, line
     assert "faux" in later.splitlines()[int(found[1]) - 1]  # the line the name is used on
     assert result.stdout == ""
