@@ -1,7 +1,17 @@
-// Approval cards: "Run tool? summary" with its arguments, Approve and Deny (the answer names
-// the tool call id).
+// Approval cards: "Run tool? summary" with its arguments and four answers (each names the tool
+// call id): Approve, Always allow <tool> (this and every later call of the tool, for the
+// conversation), Deny (the model may try again) and Deny and stop (the run ends at once).
 
 import { h } from "./dom.js";
+
+// Button class -> [approved, the answer it names]: Approve and Deny send `approved` alone, the
+// other two name their answer too (approvals.py's Approvals.answer reads `answer` first).
+const ANSWERS = {
+  "pi-approve": [true, null],
+  "pi-always": [true, "always"],
+  "pi-deny": [false, null],
+  "pi-deny-stop": [false, "stop"],
+};
 
 export function createApprovals({ doc, send }) {
   const node = h(doc, "div", "pi-approvals");
@@ -9,10 +19,18 @@ export function createApprovals({ doc, send }) {
     const button = event.target.closest("button");
     const card = button && button.closest(".pi-approval");
     if (!card) return;
-    const approved = button.classList.contains("pi-approve");
-    if (!approved && !button.classList.contains("pi-deny")) return;
-    send({ type: "approval", tool_call_id: card.getAttribute("data-tool-call-id"), approved });
+    const kind = Object.keys(ANSWERS).find((cls) => button.classList.contains(cls));
+    if (!kind) return;
+    const [approved, answer] = ANSWERS[kind];
+    const message = { type: "approval", tool_call_id: card.getAttribute("data-tool-call-id"), approved };
+    send(answer ? { ...message, answer } : message);
   });
+
+  const button = (cls, label, title) => {
+    const node = h(doc, "button", cls, { type: "button", title });
+    node.textContent = label;
+    return node;
+  };
 
   const card = (approval) => {
     const item = h(doc, "div", "pi-approval", { "data-tool-call-id": approval.tool_call_id });
@@ -20,11 +38,15 @@ export function createApprovals({ doc, send }) {
     text.textContent = `Run ${approval.tool_name}? ${approval.summary}`;
     const args = h(doc, "pre", "pi-approval-args");
     args.textContent = approval.args_text || "";
-    const yes = h(doc, "button", "pi-approve", { type: "button" });
-    yes.textContent = "Approve";
-    const no = h(doc, "button", "pi-deny", { type: "button" });
-    no.textContent = "Deny";
-    item.append(text, args, yes, no);
+    const name = approval.tool_name;
+    item.append(
+      text,
+      args,
+      button("pi-approve", "Approve", "Run this call"),
+      button("pi-always", `Always allow ${name}`, `Run this and every later ${name} call of this conversation without asking (until %agent reset or --approve)`),
+      button("pi-deny", "Deny", "Do not run this call; the model may try something else"),
+      button("pi-deny-stop", "Deny and stop", "Do not run this call and end the run now"),
+    );
     return item;
   };
 

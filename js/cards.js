@@ -1,11 +1,11 @@
-// Tool cards: the call's label (its name, told apart from same-named calls), status
-// ("prepared, waiting to run" until its batch runs) and duration, its arguments, the result (a preview, the
+// Tool cards: the call's label (its name, told apart from same-named calls), status ("prepared,
+// waiting to run" until its batch runs) and duration, its arguments, the result (a preview, the
 // rest in a disclosure), its images and rich displays (a DataFrame's table: HTML the kernel
-// rebuilt and sanitised, rich_html.py, inserted as the Markdown HTML is), the namespace diff,
-// and a line when the model's call was malformed and the tool did not run. A call whose reply
-// failed (the server could not parse it) never ran: its card says so and has no result
-// section; the server's message is the message's error line, not repeated here. A card is
-// drawn again whole when its entry changes.
+// rebuilt and sanitised, rich_html.py, inserted as the Markdown HTML is), the namespace diff, a
+// line when the model's call was malformed and the tool did not run, and what its approval did
+// ("allowed (always allow x)"). A call whose reply failed (the server could not parse it) never
+// ran: its card says so and has no result section; the server's message is the message's error
+// line, not repeated here. A card is drawn again whole when its entry changes.
 
 import { cssEscape, h, safeImage } from "./dom.js";
 import { formatElapsed, PREVIEW_CHARS, preview } from "./format.js";
@@ -77,6 +77,11 @@ export function createCards({ doc, root, state, disclosures }) {
     if (card.not_run) {
       const line = h(doc, "div", "pi-tool-not-run");
       line.textContent = notRunLine(card);
+      node.append(line);
+    }
+    if (card.approval) {
+      const line = h(doc, "div", "pi-tool-approval"); // as static.py writes it
+      line.textContent = `Approval: ${card.approval}`;
       node.append(line);
     }
     const args = h(doc, "pre", "pi-tool-args");

@@ -50,3 +50,23 @@ test("a call whose reply the server rejected: not run, no result, the error once
   const transcript = doc.querySelector(".pi-transcript").textContent;
   assert.equal(transcript.split("Failed to parse input").length - 1, 1);
 });
+
+test("tool cards: what the approval did, in one line (static.py writes the same)", () => {
+  const { doc, view } = setup();
+  const base = { args_text: "{}", start: 0, duration_ms: 1, result_text: "", images: [], is_error: false, diff: null, not_run: null };
+  view.receive({
+    type: "snapshot", seq: 0,
+    ...state({
+      messages: [{ role: "assistant", blocks: [{ type: "toolCall", id: "a", name: "read_file" }, { type: "toolCall", id: "b", name: "run_python" }, { type: "toolCall", id: "c", name: "ping" }], stop_reason: "toolUse", error: null }],
+      tools: {
+        a: { ...base, id: "a", name: "read_file", status: "done", approval: "allowed (always allow read_file)" },
+        b: { ...base, id: "b", name: "run_python", status: "error", is_error: true, result_text: "denied and stopped by the user", approval: "denied and stopped by the user" },
+        c: { ...base, id: "c", name: "ping", status: "done", approval: null },
+      },
+    }),
+  });
+  const line = (id) => doc.querySelector(`.pi-tool-card[data-tool-call-id="${id}"] .pi-tool-approval`);
+  assert.equal(line("a").textContent, "Approval: allowed (always allow read_file)");
+  assert.equal(line("b").textContent, "Approval: denied and stopped by the user");
+  assert.equal(line("c"), null);
+});

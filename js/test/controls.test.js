@@ -83,3 +83,17 @@ test("approvals: Approve and Deny answer with the tool call id", () => {
     { type: "approval", tool_call_id: "c1", approved: false },
   ]);
 });
+
+test("approvals: Always allow names the tool, and both new answers say which they are", () => {
+  const { doc, sent, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state({ approvals: [{ tool_call_id: "c2", tool_name: "read_file", summary: "x", args_text: "{}" }] }) });
+  const card = doc.querySelector('.pi-approval[data-tool-call-id="c2"]');
+  const labels = [...card.querySelectorAll("button")].map((b) => b.textContent);
+  assert.deepEqual(labels, ["Approve", "Always allow read_file", "Deny", "Deny and stop"]);
+  card.querySelector(".pi-always").click();
+  card.querySelector(".pi-deny-stop").click();
+  assert.deepEqual(sent, [
+    { type: "approval", tool_call_id: "c2", approved: true, answer: "always" },
+    { type: "approval", tool_call_id: "c2", approved: false, answer: "stop" },
+  ]);
+});

@@ -2,7 +2,8 @@
 
 A conversation is an :class:`~pi_notebook.agent.Agent` (the default one, one named with
 ``--agent NAME``, or a replay's) plus what the notebook keeps for it between cells: where its
-model came from, its approval policy (``--approve``), its budget (``%agent budget``), its undo
+model came from, its approval policy (``--approve``) and the tools answered *Always allow*
+(:attr:`Conversation.always_allowed`), its budget (``%agent budget``), its undo
 journal (``%agent undo``), the code of its last run (``%agent code``), whether it is saved as
 the notebook's conversation (a replay's is not), and what its last run did (turns, the limits in
 force, what stopped it) and sent (``%agent context``), and what of the notebook it has been
@@ -48,9 +49,9 @@ from ..ai import AgentMessage, AssistantMessage, Model
 from ..ai.replay import check_replay
 from ..settings import UI
 from ..tools import (
+    ApprovalGate,
     ApprovalMode,
     UndoJournal,
-    approval_hook,
     begin_run,
     preferring_programmatic,
     workspace,
@@ -135,6 +136,9 @@ class Conversation:
         self.source = source
         """Why its model was chosen (``%agent model`` says)."""
         self.policy: ApprovalPolicy = "none"
+        self.always_allowed: set[str] = set()
+        """Tool names answered *Always allow*: their calls run without asking, until ``%agent
+        reset`` or a cell's ``--approve`` (``--new`` starts without them)."""
         self.budget: float | None = agent.budget
         """USD the whole conversation may spend (``%agent budget``)."""
         self.budget_baseline = 0.0
@@ -229,14 +233,23 @@ class Conversation:
 
     # -- a run -------------------------------------------------------------------------------
 
-    def _approval(self, panel: AgentPanel | None) -> Callable[..., Any] | None:
-        """The run's ``before_tool_call``: the policy's approval hook before the Agent's own."""
+    def _approval(self, panel: AgentPanel | None) -> ApprovalGate | None:
+        """The run's approvals: the policy's hook before the Agent's own, remembering *Always
+        allow* here, ending the run (``abort``) after *Deny and stop*, telling the panel."""
         policy = self.policy
         if policy == "none":
             return None
         approver = preferring_programmatic(panel.request_approval if panel is not None else None)
         mode: ApprovalMode = "all" if policy == "all" else "writes"
-        return approval_hook(mode, approver, self.agent.before_tool_call)
+        notify = panel.approval_outcome if panel is not None else None
+        return ApprovalGate(
+            mode,
+            approver,
+            self.agent.before_tool_call,
+            allowed=self.always_allowed,
+            stop=self.agent.abort,
+            notify=notify,
+        )
 
     async def run(
         self,
@@ -292,13 +305,15 @@ class Conversation:
         if panel is not None:
             panel.set_max_tokens(reply_limit.tokens)
         approval = self._approval(panel)
+        if approval is not None:
+            followers.append(approval.listener)  # Deny and stop: ends the run
         config = RunConfig(
             max_turns=options.max_turns,
             max_cost=options.max_cost,
             budget=self._run_budget(),
             max_tokens=run_max_tokens(reply_limit),
             compaction=False if options.no_compact else KEEP,
-            before_tool_call=approval if approval is not None else KEEP,
+            before_tool_call=approval.before_tool_call if approval is not None else KEEP,
             listeners=followers,
             on_request=tap,
             convert_to_llm=with_notebook_context(agent.convert_to_llm),

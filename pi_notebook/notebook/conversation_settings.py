@@ -4,7 +4,9 @@ A conversation (:class:`~.conversation.Conversation`) keeps its tools on its Age
 (``agent.state.tools``) and its approval policy (``--approve writes|all|none``) as its own
 attribute. Both stay for every later cell (also through ``--new``, which copies them, and
 ``%agent reset``, which clears only the messages) until a cell changes them, so a policy can
-never lapse while the tools it guards are still there.
+never lapse while the tools it guards are still there. The tools answered *Always allow* in an
+approval are the conversation's too, but shorter-lived: ``%agent reset``, ``--new`` and a cell's
+``--approve`` (which states the policy afresh) forget them.
 
 This module must never run a tool, ask for an approval or touch the notebook namespace.
 """
@@ -34,6 +36,15 @@ def as_policy(text: str) -> ApprovalPolicy:
     raise ValueError(f"approval policy must be one of {', '.join(POLICIES)}, got {text!r}")
 
 
+def approvals_text(policy: str, always_allowed: set[str]) -> str:
+    """The approvals line of ``%agent status``: the policy, and the tools always allowed."""
+    text = POLICY_TEXT[policy]
+    if always_allowed:
+        names = ", ".join(sorted(always_allowed))
+        text += f"; always allowed: {names} (until %agent reset or --approve)"
+    return text
+
+
 def tools_text(tools: list[AgentTool]) -> str:
     """The tools line of ``%agent status``: names, an MCP tool's with its server."""
     return ", ".join(tool_mark(t) for t in tools) if tools else "none"
@@ -43,6 +54,7 @@ __all__ = [
     "POLICIES",
     "POLICY_TEXT",
     "ApprovalPolicy",
+    "approvals_text",
     "as_policy",
     "tools_text",
 ]

@@ -29,7 +29,7 @@ from ..tools import undo as undo_tools
 from . import code_cell
 from .context_view import PURPOSE_WORDS, context_json, context_text, turn_count, turn_request
 from .conversation import PANEL_VARIABLE, Conversation, plain_mode
-from .conversation_settings import POLICY_TEXT, tools_text
+from .conversation_settings import approvals_text, tools_text
 from .conversations import ConversationError, get_conversations, key_of
 from .limits import output_limit
 from .models import ModelError, model_from_name
@@ -179,6 +179,7 @@ def _reset(call: Call) -> None:
         raise UsageError("%agent reset: a run is active; %agent abort first")
     agent.reset()
     conversation.budget_baseline = 0.0
+    conversation.always_allowed.clear()  # "Always allow" answers are the conversation's
     conversation.notebook_context.forget()  # the model no longer has what it was shown
     call.session.last_run = None
     conversation.last_requests = []
@@ -331,7 +332,7 @@ def status(session: NotebookSession, conversation: Conversation) -> str:
             f"tools: {tools_text(agent.state.tools)}",
             conversation.notebook_context.status_line(agent.state.messages),
             f"output limit: {output_limit(agent).text()}",
-            f"approvals: {POLICY_TEXT[conversation.policy]}",
+            f"approvals: {approvals_text(conversation.policy, conversation.always_allowed)}",
             f"queued: {len(agent.steering_queue)} steering, {len(agent.follow_up_queue)} follow-up",
             *_queued_lines(conversation),
             f"run mode: {run_mode(get_ipython(), plain=plain_mode(AgentOptions())).why}",

@@ -145,8 +145,9 @@ def _prepare_conversation(
         state.tools = _resolve_tools(options.tools, namespace)
     else:  # re-running the cell that defines a @tool replaces it
         state.tools = refresh_tools(state.tools)
-    if options.approve is not None:  # the conversation's policy from now on
+    if options.approve is not None:  # the conversation's policy from now on, asked afresh
         conversation.policy = as_policy(options.approve)
+        conversation.always_allowed.clear()  # an "Always allow" answer does not outlive it
     session.conversation = conversation
     session.last_cell = conversation
     return conversation

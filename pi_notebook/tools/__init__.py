@@ -6,8 +6,9 @@
 - :func:`undo` / ``%agent undo``: put back the variables a conversation's last run wrote (each
   conversation has its own record; what the user changed since is kept);
   :func:`protect`: names the agent may not write.
-- Approvals: :class:`ApprovalRequest`, :data:`Approver`, :func:`set_approver`,
-  :func:`approval_hook` (``%%agent --approve writes|all``); :class:`ApprovalTimeout` and
+- Approvals: :class:`ApprovalRequest`, :data:`Approver` (its answers: :data:`ApprovalAnswer`),
+  :func:`set_approver`, :class:`ApprovalGate` / :func:`approval_hook` (``%%agent --approve
+  writes|all``; *Always allow*, *Deny and stop*); :class:`ApprovalTimeout` and
   :func:`approval_timeout` (``PI_NOTEBOOK_APPROVAL_TIMEOUT``) for an approval nobody answers.
 - MCP servers: :func:`mcp_tools` (a server's tools as ``AgentTool`` s, needs the ``mcp`` extra),
   :func:`close_mcp_servers` / :func:`close_mcp_servers_soon` (``%agent reset --mcp``),
@@ -25,9 +26,13 @@ from typing import Any
 
 from ..agent import AgentTool
 from .approval import (
+    APPROVAL_ANSWERS,
     APPROVAL_MODES,
     APPROVAL_TIMEOUT_ENV,
     DENIED,
+    DENIED_AND_STOPPED,
+    ApprovalAnswer,
+    ApprovalGate,
     ApprovalMode,
     ApprovalRequest,
     ApprovalTimeout,
@@ -97,11 +102,15 @@ def builtin_tools(name: str, namespace: dict[str, Any] | None = None) -> list[Ag
 
 
 __all__ = [
+    "APPROVAL_ANSWERS",
     "APPROVAL_MODES",
     "APPROVAL_TIMEOUT_ENV",
     "BUILTIN_COLLECTIONS",
     "DENIED",
+    "DENIED_AND_STOPPED",
     "NOTEBOOK_TOOL_NAMES",
+    "ApprovalAnswer",
+    "ApprovalGate",
     "ApprovalMode",
     "ApprovalRequest",
     "ApprovalTimeout",

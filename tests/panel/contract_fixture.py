@@ -136,6 +136,7 @@ def example_run() -> dict[str, Any]:
             state.set_approvals([card])
         if event.type == "tool_execution_end" and event.tool_call_id == "c1":
             state.set_approvals([])
+            state.approval_outcome("c1", "approved by the user")
         if number % EVENTS_PER_FRAME == 0:
             cut()
     cut()

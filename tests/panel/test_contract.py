@@ -89,6 +89,8 @@ async def test_the_widgets_synced_state_and_messages_match_the_contract() -> Non
         {"type": "next"},
         {"type": "run_to_end"},
         {"type": "approval", "tool_call_id": "c1", "approved": True},
+        {"type": "approval", "tool_call_id": "c1", "approved": True, "answer": "always"},
+        {"type": "approval", "tool_call_id": "c1", "approved": False, "answer": "stop"},
         {"type": "context_json"},
     ],
 )

@@ -1,8 +1,11 @@
-"""The panel's approval cards: one per tool call waiting for Approve / Deny.
+"""The panel's approval cards: one per tool call waiting for an answer.
 
-:meth:`Approvals.ask` shows a card and waits for the view's answer (False when the run is
-aborted; :class:`~pi_notebook.tools.ApprovalTimeout` after
-:func:`~pi_notebook.tools.approval_timeout` seconds with no answer: the call is refused and the
+:meth:`Approvals.ask` shows a card and waits for the view's answer: Approve, *Always allow* the
+tool (for the conversation: the gate remembers it), Deny, or *Deny and stop* (the gate ends the
+run; the other waits here end as denials and the status line says why): ``True``, ``"always"``,
+``False``, ``"stop"`` (an :data:`~pi_notebook.tools.Approver`'s answers). It answers ``False``
+when the run is aborted and raises :class:`~pi_notebook.tools.ApprovalTimeout` after
+:func:`~pi_notebook.tools.approval_timeout` seconds with no answer (the call is refused and the
 panel says so); :meth:`answer` is the view's click; :meth:`deny_all` ends every wait (the run
 ended). The cards reach the state through the reducer and go out in the next frame.
 """
@@ -15,7 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ...ai import AbortSignal
-from ...tools import ApprovalTimeout, approval_timeout, format_seconds
+from ...tools import ApprovalAnswer, ApprovalTimeout, approval_timeout, format_seconds
+from ...tools.approval import as_answer
 from .contract import ApprovalCard
 from .reducer import PanelState
 
@@ -28,11 +32,11 @@ class Approvals:
     def __init__(self, state: PanelState, flush: Callable[[], None]) -> None:
         self._state = state
         self._flush = flush
-        self._waiting: dict[str, tuple[ApprovalCard, asyncio.Future[bool]]] = {}
+        self._waiting: dict[str, tuple[ApprovalCard, asyncio.Future[bool | ApprovalAnswer]]] = {}
 
-    async def ask(self, request: Any, signal: AbortSignal | None = None) -> bool:
+    async def ask(self, request: Any, signal: AbortSignal | None = None) -> bool | ApprovalAnswer:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[bool] = loop.create_future()
+        future: asyncio.Future[bool | ApprovalAnswer] = loop.create_future()
         card: ApprovalCard = {
             "tool_call_id": request.tool_call_id,
             "tool_name": request.tool_name,
@@ -64,11 +68,18 @@ class Approvals:
             self._state.approval_answered(request.tool_call_id)
             self._publish()
 
-    def answer(self, tool_call_id: str, approved: Any) -> None:
-        """The view's Approve (``True``) or Deny (anything else) for one call."""
-        entry = self._waiting.get(tool_call_id)
-        if entry is not None and not entry[1].done():
-            entry[1].set_result(approved is True)
+    def answer(self, message: dict[str, Any]) -> None:
+        """The view's ``approval`` message for one call: its ``answer`` (approve, always, deny,
+        stop) when it has one, else Approve for ``approved`` true and Deny for anything else."""
+        entry = self._waiting.get(str(message.get("tool_call_id", "")))
+        if entry is None or entry[1].done():
+            return
+        answer = message.get("answer")
+        chosen = as_answer(answer if answer is not None else message.get("approved") is True)
+        entry[1].set_result({"approve": True, "deny": False}.get(chosen, chosen))
+        if chosen == "stop":
+            self._state.set_note(f"you denied {entry[0]['tool_name']} and stopped the run")
+            self.deny_all()
 
     def deny_all(self) -> None:
         for _, future in self._waiting.values():

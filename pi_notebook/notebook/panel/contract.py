@@ -207,6 +207,10 @@ class ToolCard(TypedDict):
     label: str
     """The call told apart from same-named calls of its message: ``read_station (north)`` or
     ``read_station #2``; the name alone when it is the only call of that name."""
+    approval: str | None
+    """What the approval did, when the policy covered the call: ``approved by the user``,
+    ``allowed (always allow read_file)``, ``denied by the user``, ``denied and stopped by the
+    user``..."""
 
 
 LifecycleKind: TypeAlias = Literal["run", "turn", "message", "tool"]
@@ -408,10 +412,17 @@ class StepMessage(TypedDict):
     type: Literal["next", "run_to_end"]
 
 
+ApprovalAnswer: TypeAlias = Literal["approve", "always", "deny", "stop"]
+
+
 class ApprovalMessage(TypedDict):
+    """An approval card's answer: ``answer`` says which button (``always``: *Always allow* the
+    tool for the conversation; ``stop``: *Deny and stop* the run); without it ``approved``."""
+
     type: Literal["approval"]
     tool_call_id: str
     approved: bool
+    answer: NotRequired[ApprovalAnswer]
 
 
 class ContextJsonMessage(TypedDict):
@@ -435,6 +446,7 @@ ViewMessage: TypeAlias = (
 __all__ = [
     "AnyOp",
     "AppendOp",
+    "ApprovalAnswer",
     "ApprovalCard",
     "ApprovalMessage",
     "AssistantBlock",

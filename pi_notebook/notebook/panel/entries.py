@@ -106,6 +106,7 @@ def new_card(tool_id: str, name: str, arguments: str) -> ToolCard:
         "displays": [],
         "not_run": None,
         "label": name,
+        "approval": None,
     }
 
 

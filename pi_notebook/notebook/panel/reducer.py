@@ -472,6 +472,11 @@ class PanelState:
         if card is not None and card["status"] == "awaiting-approval":
             self.cards.set_status(tool_id, "running" if card["start"] is not None else "prepared")
 
+    def approval_outcome(self, tool_id: str, line: str) -> None:
+        """What the approval did to a call (its card says it, live and saved)."""
+        if tool_id in self.cards:
+            self.cards.set(tool_id, "approval", line)
+
     def set_tool_status(self, tool_id: str, status: ToolStatus, *, only: str | None = None) -> None:
         """A card's status set from outside the events (approvals); with ``only``, just when
         it is that status now."""

@@ -3,16 +3,15 @@
 When a run ends its cell's output becomes this HTML (with the plain transcript), so GitHub,
 nbviewer, nbconvert, VS Code and a JupyterLab without the kernel show the transcript with no
 widget manager. It has the live panel's structure and classes (``js/``, by region: the status
-line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images,
-rich displays (HTML rebuilt by :mod:`.rich_html`) and the namespace diff, what the model was
-last sent; the run's notebook context, thinking and the lifecycle tree collapsed in
-``<details>``, which read without JavaScript), without the controls, so one stylesheet
-(``js/panel.css``, passed in) styles both and the same checks read both. The tree's leaves
-are links to their message or tool card (anchors with ids made unique per transcript by
-``anchor``). Text that is not already
-kernel-rendered HTML is escaped; images are shown only for whitelisted raster types with base64
-data. The root is marked for MathJax to skip, so a dollar amount is never typeset as math. It
-must stay pure.
+line, messages with the kernel-rendered Markdown, tool cards with what their approval did,
+arguments, results, images, rich displays (HTML rebuilt by :mod:`.rich_html`) and the namespace
+diff, what the model was last sent; the run's notebook context, thinking and the lifecycle tree
+collapsed in ``<details>``, which read without JavaScript), without the controls, so one
+stylesheet (``js/panel.css``, passed in) styles both and the same checks read both. The tree's
+leaves are links to their message or tool card (anchors with ids made unique per transcript by
+``anchor``). Text that is not already kernel-rendered HTML is escaped; images are shown only for
+whitelisted raster types with base64 data. The root is marked for MathJax to skip, so a dollar
+amount is never typeset as math. It must stay pure.
 """
 
 from __future__ import annotations
@@ -130,6 +129,9 @@ def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> s
     if card.get("not_run"):
         line = not_run_line(str(card.get("status", "")), str(card["not_run"]))
         parts.append(f'<div class="pi-tool-not-run">{escape_html(line)}</div>')
+    if card.get("approval"):
+        text = escape_html(str(card["approval"]))
+        parts.append(f'<div class="pi-tool-approval">Approval: {text}</div>')
     parts.append(f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>')
     if card.get("status") == "reply-failed":  # nothing ran: no result to show
         return "".join(parts) + "</div>"

@@ -39,7 +39,7 @@ from ...agent import (
     TurnEndEvent,
 )
 from ...ai import AbortSignal, AssistantMessage, message_text
-from ...tools import tool_marks
+from ...tools import ApprovalAnswer, tool_marks
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
 from ..estimate import estimate_context_tokens, estimate_request_tokens
 from ..render import render_transcript
@@ -425,7 +425,7 @@ class AgentPanel(anywidget.AnyWidget):
         elif kind == "run_to_end":
             self._step.run_to_end()
         elif kind == "approval":
-            self._approvals.answer(str(content.get("tool_call_id", "")), content.get("approved"))
+            self._approvals.answer(content)
         elif kind == "context_json" and self._request is not None:
             self._state.step.set_context_json(context_json(self._request, JSON_CHARS))
         self.transport.flush()
@@ -479,10 +479,17 @@ class AgentPanel(anywidget.AnyWidget):
 
     # -- approvals (used by the tools' approver) -------------------------------------------
 
-    async def request_approval(self, request: Any, signal: AbortSignal | None = None) -> bool:
-        """Show an approval card for ``request`` and wait for Approve / Deny (False on abort;
-        see :class:`~.approvals.Approvals`)."""
+    async def request_approval(
+        self, request: Any, signal: AbortSignal | None = None
+    ) -> bool | ApprovalAnswer:
+        """Show an approval card for ``request`` and wait for the answer (True, "always", False,
+        "stop"; False on abort: see :class:`~.approvals.Approvals`)."""
         return await self._approvals.ask(request, signal)
+
+    def approval_outcome(self, tool_call_id: str, line: str) -> None:
+        """What the approval did to a call, for its card (the approval gate tells)."""
+        self._state.approval_outcome(tool_call_id, line)
+        self.transport.poke()
 
 
 def _text(message: Any) -> str:
