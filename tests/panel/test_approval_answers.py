@@ -125,3 +125,18 @@ async def test_an_unknown_answer_is_a_denial() -> None:
         [{"approved": True, "answer": "maybe"}],
     )
     assert panel.snapshot["tools"]["odd"]["approval"] == "denied by the user"
+
+
+async def test_the_approval_line_renders_inert_in_the_static_transcript() -> None:
+    from .corpus import HOSTILE
+    from .test_markdown import audit
+    from .test_static import FRAME_ATTRIBUTES, FRAME_TAGS
+
+    panel = await run_with_answers(
+        [call("odd"), faux_assistant_message("went on")], [{"approved": True}]
+    )
+    state = panel.snapshot
+    state["tools"]["odd"]["approval"] = HOSTILE[0]
+    html = render_static_html(state)
+    assert audit(html, FRAME_TAGS, FRAME_ATTRIBUTES) == []
+    assert approval_lines(html) == {"odd": f"Approval: {HOSTILE[0]}"}
