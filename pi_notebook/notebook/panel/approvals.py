@@ -18,8 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...ai import AbortSignal
-from ...tools import ApprovalAnswer, ApprovalTimeout, approval_timeout, format_seconds
-from ...tools.approval import as_answer
+from ...tools import ApprovalAnswer, ApprovalTimeout, approval_timeout, as_answer, format_seconds
 from .contract import ApprovalCard
 from .reducer import PanelState
 
