@@ -148,7 +148,7 @@ class AgentOptions:
         "'none' turns approvals off. Asked in the panel (unanswered for "
         f"${APPROVAL_TIMEOUT.variable} seconds, default {show(APPROVAL_TIMEOUT.default)}, the "
         "call is refused) or by the approver set with pi_notebook.tools.set_approver; with "
-        "neither, such calls are refused",
+        "neither, such calls are refused. It forgets the tools answered 'Always allow'",
         choices=APPROVE_MODES,
     )
     new: bool = switch("start a fresh conversation")
