@@ -139,3 +139,29 @@ async def test_the_approval_line_renders_inert_in_the_static_transcript() -> Non
     html = render_static_html(state)
     assert audit(html, FRAME_TAGS, FRAME_ATTRIBUTES) == []
     assert approval_lines(html) == {"odd": f"Approval: {HOSTILE[0]}"}
+
+
+async def test_deny_and_stop_in_step_mode_ends_the_run_without_another_next() -> None:
+    provider = faux([call("held"), faux_assistant_message("not sent")])
+    agent = Agent(model=provider.get_model(), tools=[ping])
+    panel = CapturePanel(step="all")
+    panel.attach(agent)
+    panel.handle_message({"type": "hello"})
+    gate = ApprovalGate("all", lambda: panel.request_approval, stop=agent.abort)
+    config = RunConfig(before_tool_call=gate.before_tool_call, listeners=[gate.listener])
+    task = asyncio.ensure_future(agent.prompt("go", run=config))
+    nexts = 0
+    while not panel.snapshot["approvals"]:  # click Next until the question is asked
+        await panel.wait_for(lambda p: p.step_held is not None or bool(p.snapshot["approvals"]))
+        if panel.step_held is not None:
+            panel.handle_message({"type": "next"})
+            nexts += 1
+            await panel.wait_for(lambda p: p.step_held is None or bool(p.snapshot["approvals"]))
+    assert nexts > 0
+    panel.handle_message(
+        {"type": "approval", "tool_call_id": "held", "approved": False, "answer": "stop"}
+    )
+    await asyncio.wait_for(task, 10)  # no Next clicked after the answer
+    assert panel.snapshot["status"]["state"] == "aborted"
+    assert panel.step_held is None
+    panel.finish()

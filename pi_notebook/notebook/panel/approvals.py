@@ -2,7 +2,8 @@
 
 :meth:`Approvals.ask` shows a card and waits for the view's answer: Approve, *Always allow* the
 tool (for the conversation: the gate remembers it), Deny, or *Deny and stop* (the gate ends the
-run; the other waits here end as denials and the status line says why): ``True``, ``"always"``,
+run; the other waits here end as denials, step mode stops holding as for Abort, and the status
+line says why): ``True``, ``"always"``,
 ``False``, ``"stop"`` (an :data:`~pi_notebook.tools.Approver`'s answers). It answers ``False``
 when the run is aborted and raises :class:`~pi_notebook.tools.ApprovalTimeout` after
 :func:`~pi_notebook.tools.approval_timeout` seconds with no answer (the call is refused and the
@@ -26,11 +27,18 @@ from .reducer import PanelState
 class Approvals:
     """The calls awaiting approval, each with the future its answer sets."""
 
-    __slots__ = ("_flush", "_state", "_waiting")
+    __slots__ = ("_flush", "_on_stop", "_state", "_waiting")
 
-    def __init__(self, state: PanelState, flush: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        state: PanelState,
+        flush: Callable[[], None],
+        on_stop: Callable[[], None] | None = None,
+    ) -> None:
         self._state = state
         self._flush = flush
+        self._on_stop = on_stop
+        """Called on *Deny and stop* (the widget's: stop holding in step mode, as Abort does)."""
         self._waiting: dict[str, tuple[ApprovalCard, asyncio.Future[bool | ApprovalAnswer]]] = {}
 
     async def ask(self, request: Any, signal: AbortSignal | None = None) -> bool | ApprovalAnswer:
@@ -79,6 +87,8 @@ class Approvals:
         if chosen == "stop":
             self._state.set_note(f"you denied {entry[0]['tool_name']} and stopped the run")
             self.deny_all()
+            if self._on_stop is not None:
+                self._on_stop()
 
     def deny_all(self) -> None:
         for _, future in self._waiting.values():

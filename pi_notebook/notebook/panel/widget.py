@@ -103,7 +103,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._request: SentRequest | None = None
         self._state_interval = state_interval
         self._last_sync = time.monotonic()
-        self._approvals = Approvals(self._state, self.transport.flush)
+        self._approvals = Approvals(self._state, self.transport.flush, self._step.run_to_end)
         self._messages: list[Any] = []
         self._markers: dict[int, list[str]] = {}
         """Compaction markers by the index of the message they come before."""
