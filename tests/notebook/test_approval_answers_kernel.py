@@ -5,7 +5,9 @@ Always allow: the call runs, later calls of that tool (in this cell and the next
 card and their cards say "allowed (always allow add)"; ``%agent status`` lists the tool; a cell's
 ``--approve`` and ``%agent reset`` forget it. Deny and stop: the run ends at once (``agent_end``:
 the panel's state is ``aborted``, its run node closed, no later call asked or run), a follow-up
-queued during the run stays queued, and the next cell works on the same conversation.
+queued during the run stays queued, and the next cell works on the same conversation. In plain
+mode (no panel) an approver set with ``set_approver`` gives the same answers; ``--new`` starts
+without the tools always allowed.
 """
 
 from __future__ import annotations
@@ -179,3 +181,52 @@ def test_deny_and_stop_ends_the_run_at_once_and_the_next_cell_works(ui_kernel: K
     # s3 never ran and has no result (as after an Abort; providers answer it at request time).
     first = ["user", "assistant", "toolResult", "assistant", "toolResult"]
     assert roles.strip() == str([*first, "user", "assistant", "user", "assistant"])
+
+
+PLAIN_SETUP = """
+import pi_notebook.notebook as pn
+import pi_notebook.tools as pt
+from pi_notebook.ai import faux_assistant_message, register_faux_provider
+from pi_notebook.ai.faux import faux_tool_call
+
+asked = []
+
+async def approver(request, signal):
+    asked.append(request.tool_call_id)
+    return answers.pop(0)
+
+def calls(*ids):
+    return faux_assistant_message(
+        [faux_tool_call("run_python", {"code": f"{i} = 1"}, id=i) for i in ids],
+        stop_reason="toolUse",
+    )
+
+pp = register_faux_provider(token_size=(1, 1))
+pn.use_model(pp)
+pt.set_approver(approver)
+%agent reset
+"""
+
+
+def test_an_approver_of_your_own_answers_always_and_stop_in_plain_mode(kernel: Kernel) -> None:
+    """Plain mode has no approval prompt; an approver set with ``set_approver`` gives the same
+    answers as the panel's buttons."""
+    kernel.ok(PLAIN_SETUP)
+    kernel.ok(
+        'answers = ["always", "stop"]\n'
+        'pp.set_responses([calls("x1"), calls("x2"), faux_assistant_message("ran both"),'
+        ' calls("y1"), faux_assistant_message("not sent"), faux_assistant_message("fresh")])'
+    )
+    first = kernel.ok("%%agent --tools notebook --approve writes\nSet two.").stdout
+    assert "assistant: ran both" in first
+    assert kernel.ok("print(asked, x1, x2)").stdout == "['x1'] 1 1\n"
+    assert LISTED.replace("add", "run_python") in status(kernel)
+    # --new starts a conversation without the answers (it keeps the policy): asked, and stopped.
+    stopped = kernel.ok("%%agent --new\nOne more.").stdout
+    assert "tool run_python (error): denied and stopped by the user" in stopped
+    assert "not sent" not in stopped
+    assert kernel.ok("print(asked, 'y1' in dir())").stdout == "['x1', 'y1'] False\n"
+    assert "always allowed" not in status(kernel)
+    # The conversation goes on.
+    assert "assistant: not sent" in kernel.ok("%%agent\nWell?").stdout
+    kernel.ok("pt.set_approver(None)")
