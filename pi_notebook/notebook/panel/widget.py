@@ -482,8 +482,7 @@ class AgentPanel(anywidget.AnyWidget):
     async def request_approval(
         self, request: Any, signal: AbortSignal | None = None
     ) -> bool | ApprovalAnswer:
-        """Show an approval card for ``request`` and wait for the answer (True, "always", False,
-        "stop"; False on abort: see :class:`~.approvals.Approvals`)."""
+        """Show an approval card for ``request``; wait for its answer (:class:`.Approvals`)."""
         return await self._approvals.ask(request, signal)
 
     def approval_outcome(self, tool_call_id: str, line: str) -> None:
