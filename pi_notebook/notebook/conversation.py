@@ -339,7 +339,10 @@ class Conversation:
             end_undo_step()
             limit = None if interrupted else refused or self._limit_note()
             new_messages = agent.state.messages[start:]
-            summary = self._summary(options, new_messages, spent_before, interrupted, refused)
+            denied = approval.stopped_on if approval is not None else None
+            summary = self._summary(
+                options, new_messages, spent_before, interrupted, refused, denied
+            )
             self.last_run = summary
             session.last_run = log
             reply = final_text(new_messages)
@@ -374,6 +377,7 @@ class Conversation:
         spent_before: float,
         interrupted: bool,
         refused: str | None,
+        denied: str | None = None,
     ) -> RunSummary:
         turns = sum(1 for m in messages if isinstance(m, AssistantMessage))
         limits = []
@@ -389,6 +393,8 @@ class Conversation:
             stopped = "interrupted"
         elif refused is not None:
             stopped = f"refused: {refused}"
+        elif denied is not None:
+            stopped = f"stopped: you denied {denied} and stopped the run"
         elif note is not None:
             stopped = _stopped_by(note, options, turns, self.agent.spent - spent_before)
         return RunSummary(turns, limits, stopped)

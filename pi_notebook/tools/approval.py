@@ -195,7 +195,16 @@ class ApprovalGate:
     :func:`allowed_line`), for its card.
     """
 
-    __slots__ = ("_stopping", "allowed", "approver_getter", "mode", "notify", "previous", "stop")
+    __slots__ = (
+        "_stopping",
+        "allowed",
+        "approver_getter",
+        "mode",
+        "notify",
+        "previous",
+        "stop",
+        "stopped_on",
+    )
 
     def __init__(
         self,
@@ -217,6 +226,8 @@ class ApprovalGate:
         self.notify = notify
         self._stopping: set[str] = set()
         """Calls denied with *Deny and stop* whose ``tool_execution_end`` has not come yet."""
+        self.stopped_on: str | None = None
+        """The tool whose call was answered *Deny and stop* (the run was stopped there)."""
 
     def _tell(self, tool_call_id: str, line: str) -> None:
         if self.notify is not None:
@@ -257,6 +268,7 @@ class ApprovalGate:
             self.allowed.add(call.name)
         if answer == "stop":
             self._stopping.add(call.id)
+            self.stopped_on = call.name
             return BeforeToolCallResult(block=True, reason=DENIED_AND_STOPPED)
         if answer == "deny":
             return BeforeToolCallResult(block=True, reason=DENIED)

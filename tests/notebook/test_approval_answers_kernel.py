@@ -169,7 +169,9 @@ def test_deny_and_stop_ends_the_run_at_once_and_the_next_cell_works(ui_kernel: K
     assert "Approval: denied and stopped by the user" in static
     assert "after the stop" not in static
     assert "later please" in static  # the queue box: still queued for the next cell
-    assert "queued: 0 steering, 1 follow-up" in status(ui_kernel)
+    after = status(ui_kernel)
+    assert "queued: 0 steering, 1 follow-up" in after
+    assert "last run: 2 turns, no limits; stopped: you denied add and stopped the run" in after
 
     # The next cell runs on the same conversation (and delivers the follow-up).
     client = Answering(ui_kernel, {})
@@ -226,7 +228,9 @@ def test_an_approver_of_your_own_answers_always_and_stop_in_plain_mode(kernel: K
     assert "tool run_python (error): denied and stopped by the user" in stopped
     assert "not sent" not in stopped
     assert kernel.ok("print(asked, 'y1' in dir())").stdout == "['x1', 'y1'] False\n"
-    assert "always allowed" not in status(kernel)
+    after = status(kernel)
+    assert "always allowed" not in after
+    assert "; stopped: you denied run_python and stopped the run" in after
     # The conversation goes on.
     assert "assistant: not sent" in kernel.ok("%%agent\nWell?").stdout
     kernel.ok("pt.set_approver(None)")
