@@ -40,6 +40,7 @@ from ...agent import (
 )
 from ...ai import AbortSignal, AssistantMessage, message_text
 from ...tools import tool_marks
+from ..context_diff import changes_view
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
 from ..estimate import estimate_context_tokens, estimate_request_tokens
 from ..render import render_transcript
@@ -276,13 +277,14 @@ class AgentPanel(anywidget.AnyWidget):
         self, request: SentRequest, signal: AbortSignal | None
     ) -> Awaitable[None] | None:
         """The loop is about to send ``request``: show it, and hold here in step mode."""
-        self._request = request
+        previous, self._request = self._request, request
         # What was sent may be a compacted view of the transcript: its size is the estimate.
         sent = estimate_request_tokens(request.messages, request.system_prompt, request.tools)
         self._state.set_context_estimate(sent)
         aborted = signal is not None and signal.aborted
         hold = self._step.should_hold(MODEL_REQUEST) and not aborted
-        self._state.step.set_context(context_summary(request, held=hold))
+        changes = changes_view(previous, request)  # what changed since the one before
+        self._state.step.set_context(context_summary(request, held=hold, changes=changes))
         if not hold:
             self._state.request_sent(not aborted)
             self.transport.flush()
