@@ -268,6 +268,10 @@ class AgentPanel(anywidget.AnyWidget):
             tokens = estimate_context_tokens(state.messages, state.system_prompt, state.tools)
             self._state.set_context_estimate(tokens)
 
+    def replay_durations(self, durations: dict[str, float]) -> None:
+        """A replay: cards and timeline show how long each call ran when recorded."""
+        self._state.cards.recorded.update(durations)
+
     def set_max_tokens(self, limit: int | None) -> None:
         """The output limit of the run's requests (named when a reply is cut by it)."""
         self._state.set_max_tokens(limit)
