@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
-from ..agent.summarise import is_summary
+from ..agent import is_summary
 from ..ai import redact
 from .context_view import (
     ESTIMATE_NOTE,
