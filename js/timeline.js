@@ -103,7 +103,9 @@ export function timelineSvg(doc, timeline) {
   for (let i = 0; i <= 5; i++) {
     const t = (end / 5) * i;
     const anchor = i === 0 ? "start" : i === 5 ? "end" : "middle";
-    svg.append(el(doc, "text", { class: "fg", x: x(t), y: 12, "text-anchor": anchor, "fill-opacity": 0.7 }, seconds(t)));
+    // Milliseconds on a run shorter than a second (else every tick reads 0.00s).
+    const tick = end < 1000 ? `${t.toFixed(end < 10 ? 1 : 0)}ms` : seconds(t);
+    svg.append(el(doc, "text", { class: "fg", x: x(t), y: 12, "text-anchor": anchor, "fill-opacity": 0.7 }, tick));
   }
   for (const start of timeline.turns) {
     svg.append(el(doc, "line", { class: "rule pi-timeline-turn", x1: x(start), y1: 16, x2: x(start), y2: bottom, "stroke-opacity": 0.6, "stroke-dasharray": "2 3" }));

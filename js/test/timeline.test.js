@@ -70,3 +70,10 @@ test("labels are placed as the kernel's timeline_render places them", () => {
   assert.deepEqual(placeLabels([[100, "dd"]], 10, 0, 110).map((p) => [p.x, p.text]), [[98, "dd"]]);
   assert.deepEqual(placeLabels([[0, "aaaaaaaaaaaaaaaaa"], [1, "bbbbbb"]], 10, 0, 110).slice(1), []);
 });
+
+test("an instant run's ticks read in milliseconds, as the static picture's", () => {
+  const doc = new JSDOM("").window.document;
+  const quick = { ...REPLAYED, turns: [0], spans: [span("model", "streaming", "request 1", 0, 60)] };
+  const ticks = [...timelineSvg(doc, quick).querySelectorAll("text")].slice(0, 6).map((t) => t.textContent);
+  assert.deepEqual(ticks, ["0ms", "12ms", "24ms", "36ms", "48ms", "60ms"]);
+});

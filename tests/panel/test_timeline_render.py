@@ -97,6 +97,17 @@ def test_a_cut_label_ends_with_an_ellipsis_and_has_its_full_text_as_title() -> N
     assert all(t["title"] is None for t in found if not t["text"].endswith("…"))
 
 
+def test_an_instant_run_s_ticks_read_in_milliseconds_not_all_0_00s() -> None:
+    quick = replayed()
+    quick["turns"], quick["spans"] = [0], [span("model", "streaming", "request 1", 0, 60)]
+    drawn = [t["text"] for t in texts(timeline_svg(quick))]
+    assert drawn[:6] == ["0ms", "12ms", "24ms", "36ms", "48ms", "60ms"]
+    quick["spans"] = [span("model", "streaming", "request 1", 0, 3)]
+    drawn = [t["text"] for t in texts(timeline_svg(quick))]
+    assert drawn[:6] == ["0.0ms", "0.6ms", "1.2ms", "1.8ms", "2.4ms", "3.0ms"]
+    assert "0.00s" in [t["text"] for t in texts(timeline_svg(replayed()))]
+
+
 def test_placing_labels_on_one_line() -> None:
     size, char = 10, 10 * EM_PER_CHAR
     placed = place_labels([(0, "aaaa"), (5, "bbbb"), (100, "cccccccccc")], size, 0, 110)

@@ -87,6 +87,14 @@ def _seconds(ms: float) -> str:
     return f"{ms / 1000:.2f}s"
 
 
+def _tick(ms: float, end: float) -> str:
+    """A tick's label: milliseconds on a run shorter than a second (an instant replay's
+    ticks would all read 0.00s), else seconds."""
+    if end >= 1000:
+        return _seconds(ms)
+    return f"{ms:.1f}ms" if end < 10 else f"{ms:.0f}ms"
+
+
 def _end_of(timeline: Timeline) -> float:
     times = [0.0, *timeline["turns"]]
     for span in timeline["spans"]:
@@ -178,7 +186,7 @@ def timeline_svg(timeline: Timeline) -> str:
         anchor = "start" if n == 0 else "end" if n == len(ticks) - 1 else "middle"
         out.append(
             f'<text class="fg" x="{x(tick)}" y="12" text-anchor="{anchor}" fill-opacity="0.7">'
-            f"{_seconds(tick)}</text>"
+            f"{_tick(tick, end)}</text>"
         )
     turns = [(x(start) + 2, f"turn {n}") for n, start in enumerate(timeline["turns"], 1)]
     for start in timeline["turns"]:
