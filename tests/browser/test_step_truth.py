@@ -214,6 +214,23 @@ def test_the_lessons_replayed_timeline_labels_neither_overlap_nor_clip(
         live = _check_labels(svg.evaluate(LABEL_BOXES), "live")
         assert "request 1 (turn 1)" in live and "turn 2" in live, live
         nb.snap(f"timeline-labels-live-{shade}", panel.locator(".pi-timeline-box"))
+        # The context view: what changed since turn 1's request first, the rest collapsed.
+        context = panel.locator("details.pi-context")
+        context.locator(":scope > summary").click()
+        changes = context.locator(".pi-context-changes")
+        expect(changes.locator(".pi-context-changes-head")).to_have_text(
+            re.compile(r"^What changed since turn 1's request \(≈ \+\d+ tokens\)$")
+        )
+        assert changes.locator(".pi-context-why").all_inner_texts() == [
+            "the model's reply to turn 1's request",
+            *["a tool result"] * 3,
+            "steer, entered after turn 1's tools",
+        ]
+        expect(changes.locator(".pi-context-unchanged")).to_have_text("unchanged: 1 message")
+        expect(context.locator("details.pi-context-all")).not_to_have_attribute("open", "")
+        seen = changes.locator(".pi-context-why").first.evaluate(CONTRAST)
+        assert seen["ratio"] >= 4.5, (theme, seen)
+        nb.snap(f"context-changes-{shade}", changes)
         bar.locator("button.pi-run-to-end").click()
         nb.wait_run_done()
         image = nb.output(1).locator(".pi-panel.pi-static img.pi-timeline")
