@@ -186,7 +186,10 @@ def _check_labels(seen: dict[str, object], where: str) -> list[str]:
     return texts
 
 
-@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+@pytest.mark.parametrize(
+    "theme",
+    ["JupyterLab Light", pytest.param("JupyterLab Dark", marks=pytest.mark.notebook7)],
+)
 def test_the_lessons_replayed_timeline_labels_neither_overlap_nor_clip(
     nb: Notebook, workdir: Path, server: JupyterServer, theme: str
 ) -> None:
