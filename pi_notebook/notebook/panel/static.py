@@ -334,11 +334,12 @@ def _context(context: Any) -> str:
         f", {_tokens(context.get('tokens'))}"
     )
 
-    def item(role: str, label: str, tokens: Any, text: str) -> str:
+    def item(role: str, label: str, tokens: Any, text: str, why: str = "") -> str:
+        reason = f'<span class="pi-context-why">{escape_html(why)}</span>' if why else ""
         return (
             f'<li class="pi-context-item" data-role="{escape_html(role)}">'
             f'<div class="pi-context-head"><span class="pi-context-role">{escape_html(label)}'
-            f'</span><span class="pi-context-tokens">{_tokens(tokens)}</span></div>'
+            f'</span><span class="pi-context-tokens">{_tokens(tokens)}</span>{reason}</div>'
             f'<pre class="pi-context-text">{escape_html(text)}</pre></li>'
         )
 
@@ -367,12 +368,50 @@ def _context(context: Any) -> str:
         f'<div class="pi-context-head">{TOOLS_HEAD if tools else "no tools"}</div>'
         f'<ul class="pi-context-tools">{tool_items}</ul>'
         f'<div class="pi-context-options">{escape_html("options: " + (shown or "none set"))}</div>'
-        '<div class="pi-context-note">≈: an estimate, 4 characters a token (as Pi counts)</div>'
     )
+    changes = context.get("changes")
+    if isinstance(changes, dict):  # what changed first, the whole request collapsed
+        whole = f"the whole request: {count} message{'' if count == 1 else 's'}, " + (
+            f"{len(tools)} tool{'' if len(tools) == 1 else 's'}, options"
+        )
+        body = (
+            f'{_changes(changes, item)}<details class="pi-context-all"><summary>'
+            f"{escape_html(whole)}</summary>{body}</details>"
+        )
+    body += '<div class="pi-context-note">≈: an estimate, 4 characters a token (as Pi counts)</div>'
     return (
         f'<details class="pi-context"><summary class="pi-context-summary">'
         f'{escape_html(summary)}</summary><div class="pi-context-body">{body}</div></details>'
     )
+
+
+def _changes(changes: dict[str, Any], item: Any) -> str:
+    """What changed since the previous request (as js/context.js's changes block)."""
+    n = int(changes.get("tokens") or 0)
+    size = f"≈ {'+' if n >= 0 else '−'}{abs(n)} token{'' if abs(n) == 1 else 's'}"
+    head = f"What changed since turn {int(changes.get('since') or 0)}'s request ({size})"
+    parts = [f'<div class="pi-context-head pi-context-changes-head">{escape_html(head)}</div>']
+    parts += [
+        f'<div class="pi-context-change-note">{escape_html(str(note))}</div>'
+        for note in changes.get("notes") or []
+    ]
+    for sign, key in (("+", "added"), ("−", "removed")):
+        listed = [
+            item(
+                str(m.get("role", "")),
+                f"{sign} {m.get('n', '')}. {m.get('label', '')}",
+                m.get("tokens"),
+                str(m.get("text", "")),
+                str(m.get("why", "")),
+            )
+            for m in changes.get(key) or []
+        ]
+        if listed:
+            parts.append(f'<ol class="pi-context-list pi-context-{key}">{"".join(listed)}</ol>')
+    unchanged = int(changes.get("unchanged") or 0)
+    words = f"unchanged: {unchanged} message{'' if unchanged == 1 else 's'}"
+    parts.append(f'<div class="pi-context-unchanged">{escape_html(words)}</div>')
+    return f'<div class="pi-context-changes">{"".join(parts)}</div>'
 
 
 def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = "") -> str:
