@@ -45,9 +45,10 @@ def context_of(requests: list[Any], rest: str) -> str:
     if as_json:
         return context_json(request)
     if as_diff:
-        return diff_text(request_diff(turn_request(requests, turn - 1), request))
+        text = diff_text(request_diff(turn_request(requests, turn - 1), request))
+    else:
+        text = context_text(request)
     others = [r for r in requests if r.turn == turn and r is not request]
-    text = context_text(request)
     if others:  # a compaction summary, or the refused request a retry replaced
         also = "; ".join(
             PURPOSE_WORDS.get(r.purpose, "a request refused for context overflow") for r in others

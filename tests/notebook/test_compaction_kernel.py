@@ -145,7 +145,10 @@ def test_context_diff_on_a_run_with_tools_a_steer_and_a_compaction(kernel: Kerne
     assert "\n+ 2. user (≈ 4 tokens): a user message entered during the run" in third
     assert "\nout (4, replaced by the compaction summary; numbered as turn 2 sent them):\n" in third
     assert "\n- 4. user (≈ 6 tokens): Also say it in French.\n" in third
-    assert third.endswith("\nunchanged: 0 messages, the system prompt, 1 tool, the options\n")
+    assert third.endswith(
+        "\nunchanged: 0 messages, the system prompt, 1 tool, the options\n"
+        "(turn 3 also sent: a compaction summary request)\n"
+    )
     assert kernel.ok("%agent context --diff").stdout == third  # the last turn by default
     first = kernel.ok("%agent context 1 --diff").stdout
     assert first.startswith("turn 1: the run's first request: nothing before it to compare with")

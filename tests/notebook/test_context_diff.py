@@ -120,7 +120,10 @@ def test_the_compacted_request_shows_the_summary_in_and_the_messages_out() -> No
         "- 4. user (≈ 6 tokens)",
     ]
     assert len(lines[out + 1]) < 200, "a message that left is a preview"
-    assert lines[-1] == "unchanged: 0 messages, the system prompt, 1 tool, the options"
+    assert lines[-2:] == [
+        "unchanged: 0 messages, the system prompt, 1 tool, the options",
+        "(turn 3 also sent: a compaction summary request)",
+    ]
     # The panel's form says the same, bounded, and marks the compaction.
     third = turn_request(requests, 3)
     assert third is not None
