@@ -3,11 +3,13 @@
 When a run ends its cell's output becomes this HTML (with the plain transcript), so GitHub,
 nbviewer, nbconvert, VS Code and a JupyterLab without the kernel show the transcript with no
 widget manager. It has the live panel's structure and classes (``js/``, by region: the status
-line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images
-and the namespace diff, what the model was last sent, thinking and the lifecycle tree collapsed
-in ``<details>``), without the controls, so one stylesheet (``js/panel.css``, passed in) styles
-both and the same checks read both. The tree's leaves are links to their message or tool card
-(anchors with ids made unique per transcript by ``anchor``). Text that is not already
+line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images,
+rich displays (HTML rebuilt by :mod:`.rich_html`) and the namespace diff, what the model was
+last sent; the run's notebook context, thinking and the lifecycle tree collapsed in
+``<details>``, which read without JavaScript), without the controls, so one stylesheet
+(``js/panel.css``, passed in) styles both and the same checks read both. The tree's leaves
+are links to their message or tool card (anchors with ids made unique per transcript by
+``anchor``). Text that is not already
 kernel-rendered HTML is escaped; images are shown only for whitelisted raster types with base64
 data. The root is marked for MathJax to skip, so a dollar amount is never typeset as math. It
 must stay pure.
@@ -15,13 +17,14 @@ must stay pure.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..failed_calls import never_ran_line
 from .entries import IMAGE_TYPES
 from .markdown import escape_html
+from .static_context import context_html
 from .timeline import as_timeline
 from .timeline_render import timeline_box
 
@@ -41,6 +44,7 @@ TOOL_LABELS = {
     "rejected": "malformed call: not run",
     "prepared": "prepared, waiting to run",
     "aborted": "not run (aborted)",
+    "reply-failed": "not run",
 }
 
 
@@ -126,15 +130,17 @@ def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> s
     if card.get("not_run"):
         line = not_run_line(str(card.get("status", "")), str(card["not_run"]))
         parts.append(f'<div class="pi-tool-not-run">{escape_html(line)}</div>')
-    parts += [
-        f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>',
-        '<div class="pi-tool-result">',
-    ]
+    parts.append(f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>')
+    if card.get("status") == "reply-failed":  # nothing ran: no result to show
+        return "".join(parts) + "</div>"
+    parts.append('<div class="pi-tool-result">')
     result = str(card.get("result_text", ""))
     if result:
         preview = result if len(result) <= PREVIEW_CHARS else result[:PREVIEW_CHARS] + " …"
         parts.append(f'<pre class="pi-tool-preview">{escape_html(preview)}</pre>')
     parts.extend(_image(i) for i in card.get("images", []))
+    # Kernel-sanitised HTML (rich_html.py), as a text block's: inserted as it is.
+    parts.extend(f'<div class="pi-tool-display">{d}</div>' for d in card.get("displays") or [])
     parts.append("</div>")
     if len(result) > PREVIEW_CHARS:
         full = _cut(result, FULL_CHARS, "\n[… {} more characters]")
@@ -156,6 +162,8 @@ def not_run_line(status: str, reason: str) -> str:
     """Why a card's tool did not run, as js/cards.js writes it."""
     if status == "aborted":
         return f"Not run: {reason}."
+    if status == "reply-failed":
+        return f"{never_ran_line(reason)}."
     return f"The model's call was malformed ({reason}): the tool did not run."
 
 
@@ -195,6 +203,8 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
             line = f"[{reason or 'note'}] {entry['note']}"
             body.append(f'<div class="pi-message-note">{escape_html(line)}</div>')
         return head + "".join(body) + "</div>"
+    if role == "notebookContext":
+        return head + notebook_context_html(entry) + "</div>"
     if role == "compaction":
         text = escape_html(str(entry.get("text", "")))
         return f'{head}<span class="pi-compaction">{text}</span></div>'
@@ -216,6 +226,27 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
         body.append(f'<div class="pi-text">{entry.get("html", "")}</div>')
     body.extend(_image(i) for i in entry.get("images", []))
     return head + "".join(body) + "</div>"
+
+
+def notebook_context_html(entry: Mapping[str, Any]) -> str:
+    """The notebook context a run sent, collapsed (as js/notebook_context.js draws it)."""
+    parts = []
+    if entry.get("left_out"):
+        parts.append(f'<div class="pi-nbcontext-note">{escape_html(str(entry["left_out"]))}</div>')
+    for cell in entry.get("cells") or []:
+        number = int(cell.get("number", 0))
+        lines = [
+            f'<div class="pi-nbcell-label">In [{number}]:</div>',
+            f'<pre class="pi-nbcell-source">{escape_html(str(cell.get("source", "")))}</pre>',
+        ]
+        if cell.get("result") is not None:
+            out = f"Out[{number}]: {cell['result']}"
+            lines.append(f'<pre class="pi-nbcell-out">{escape_html(out)}</pre>')
+        if cell.get("error") is not None:
+            lines.append(f'<pre class="pi-nbcell-error">{escape_html(str(cell["error"]))}</pre>')
+        parts.append(f'<div class="pi-nbcell" data-cell="{number}">{"".join(lines)}</div>')
+    title = escape_html(str(entry.get("title", "notebook context")))
+    return _details("pi-nbcontext", title, "".join(parts))
 
 
 def queued_label(entry: Mapping[str, Any]) -> str:
@@ -313,125 +344,49 @@ def held_line(status: Mapping[str, Any]) -> str:
     return f"(held {elapsed(held)})" if held else ""
 
 
-TOOLS_HEAD = "tools (their JSON schemas are sent too)"
-
-
-def _tokens(count: Any) -> str:
-    n = int(count) if isinstance(count, int | float) else 0
-    return f"≈ {n} token{'' if n == 1 else 's'}"
-
-
-def _context(context: Any) -> str:
-    """What the model was last sent (as js/context.js's view, without the raw JSON)."""
-    if not isinstance(context, dict):
-        return ""
-    messages = context.get("messages", [])
-    tools = context.get("tools", [])
-    count = int(context.get("message_count", len(messages)))
-    summary = (
-        f"What the model was sent — turn {int(context.get('turn', 0))}: {count} "
-        f"message{'' if count == 1 else 's'}, {len(tools)} tool{'' if len(tools) == 1 else 's'}"
-        f", {_tokens(context.get('tokens'))}"
-    )
-
-    def item(role: str, label: str, tokens: Any, text: str, why: str = "") -> str:
-        reason = f'<span class="pi-context-why">{escape_html(why)}</span>' if why else ""
-        return (
-            f'<li class="pi-context-item" data-role="{escape_html(role)}">'
-            f'<div class="pi-context-head"><span class="pi-context-role">{escape_html(label)}'
-            f'</span><span class="pi-context-tokens">{_tokens(tokens)}</span>{reason}</div>'
-            f'<pre class="pi-context-text">{escape_html(text)}</pre></li>'
-        )
-
-    system = context.get("system", {})
-    items = [item("system", "system prompt", system.get("tokens"), system.get("text") or "(none)")]
-    if context.get("skipped"):
-        items.append(
-            f'<li class="pi-context-skipped">… {int(context["skipped"])} earlier messages</li>'
-        )
-    for m in messages:
-        label = f"{m.get('n', '')}. {m.get('label', '')}"
-        items.append(item(str(m.get("role", "")), label, m.get("tokens"), str(m.get("text", ""))))
-    tool_items = "".join(
-        f'<li class="pi-context-tool"><code>{escape_html(str(t.get("name", "")))}</code> '
-        + escape_html(
-            (f"— {t['description']} " if t.get("description") else "")
-            + f"({_tokens(t.get('tokens'))})"
-        )
-        + "</li>"
-        for t in tools
-    )
-    options = context.get("options") or {}
-    shown = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in options.items())
-    body = (
-        f'<ol class="pi-context-list">{"".join(items)}</ol>'
-        f'<div class="pi-context-head">{TOOLS_HEAD if tools else "no tools"}</div>'
-        f'<ul class="pi-context-tools">{tool_items}</ul>'
-        f'<div class="pi-context-options">{escape_html("options: " + (shown or "none set"))}</div>'
-    )
-    changes = context.get("changes")
-    if isinstance(changes, dict):  # what changed first, the whole request collapsed
-        whole = f"the whole request: {count} message{'' if count == 1 else 's'}, " + (
-            f"{len(tools)} tool{'' if len(tools) == 1 else 's'}, options"
-        )
-        body = (
-            f'{_changes(changes, item)}<details class="pi-context-all"><summary>'
-            f"{escape_html(whole)}</summary>{body}</details>"
-        )
-    body += '<div class="pi-context-note">≈: an estimate, 4 characters a token (as Pi counts)</div>'
-    return (
-        f'<details class="pi-context"><summary class="pi-context-summary">'
-        f'{escape_html(summary)}</summary><div class="pi-context-body">{body}</div></details>'
-    )
-
-
-def _changes(changes: dict[str, Any], item: Any) -> str:
-    """What changed since the previous request (as js/context.js's changes block)."""
-    n = int(changes.get("tokens") or 0)
-    size = f"≈ {'+' if n >= 0 else '−'}{abs(n)} token{'' if abs(n) == 1 else 's'}"
-    head = f"What changed since turn {int(changes.get('since') or 0)}'s request ({size})"
-    parts = [f'<div class="pi-context-head pi-context-changes-head">{escape_html(head)}</div>']
-    parts += [
-        f'<div class="pi-context-change-note">{escape_html(str(note))}</div>'
-        for note in changes.get("notes") or []
-    ]
-    for sign, key in (("+", "added"), ("−", "removed")):
-        listed = [
-            item(
-                str(m.get("role", "")),
-                f"{sign} {m.get('n', '')}. {m.get('label', '')}",
-                m.get("tokens"),
-                str(m.get("text", "")),
-                str(m.get("why", "")),
-            )
-            for m in changes.get(key) or []
-        ]
-        if listed:
-            parts.append(f'<ol class="pi-context-list pi-context-{key}">{"".join(listed)}</ol>')
-    unchanged = int(changes.get("unchanged") or 0)
-    words = f"unchanged: {unchanged} message{'' if unchanged == 1 else 's'}"
-    parts.append(f'<div class="pi-context-unchanged">{escape_html(words)}</div>')
-    return f'<div class="pi-context-changes">{"".join(parts)}</div>'
-
-
 def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = "") -> str:
     """The whole run as one sanitised HTML fragment (``css``: the panel's stylesheet;
     ``anchor``: a prefix, unique in the page, for the ids the tree's links point at)."""
     status = state.get("status", {})
     tools = state.get("tools", {})
     anchors = _Anchors(re.sub(r"[^A-Za-z0-9_-]", "", anchor), tools, state.get("messages", []))
+    entries = state.get("messages", [])
+    coded = _last_answer_with_code(entries)
     messages = "".join(
-        _message(i, m, tools, anchors) for i, m in enumerate(state.get("messages", []))
+        _message(i, m, tools, anchors) + (ANSWER_CODE_HINT if i == coded else "")
+        for i, m in enumerate(entries)
     )
     style = f"<style>{css}</style>" if css else ""
     state_name = escape_html(str(status.get("state", "")))
     return (
         f'{style}<div class="pi-panel pi-static tex2jax_ignore mathjax_ignore" '
         f'data-state="{state_name}">{_status(status)}<div class="pi-transcript">{messages}'
-        f"</div>{_queue(state.get('queue', []))}{_context(state.get('context'))}"
+        f"</div>{_queue(state.get('queue', []))}{context_html(state.get('context'))}"
         f"{timeline_box(as_timeline(state.get('timeline')))}"
         f"{_lifecycle(state.get('lifecycle', []), anchors)}</div>"
     )
+
+
+ANSWER_CODE_HINT = (
+    '<div class="pi-message-note pi-answer-code">the answer\'s code blocks into a new cell: '
+    "<code>%agent code --answer</code></div>"
+)
+"""Under the last answer that has code blocks: the live panel's "insert as cell" buttons need
+the view, which a saved transcript has not (it runs no script), so it names the line command
+that does the same."""
+
+
+def _last_answer_with_code(entries: list[dict[str, Any]]) -> int | None:
+    """The index of the last assistant entry, if its text holds a code block."""
+    for i in range(len(entries) - 1, -1, -1):
+        entry = entries[i]
+        if entry.get("role") != "assistant" or not any(
+            b.get("type") == "text" for b in entry.get("blocks", [])
+        ):
+            continue
+        texts = (_markdown(b) for b in entry.get("blocks", []) if b.get("type") == "text")
+        return i if any('<pre class="pi-code"' in t for t in texts) else None
+    return None
 
 
 def _queue(items: list[dict[str, Any]]) -> str:
@@ -462,6 +417,7 @@ __all__ = [
     "held_line",
     "node_times",
     "not_run_line",
+    "notebook_context_html",
     "queued_label",
     "render_static_html",
 ]
