@@ -93,10 +93,16 @@ def request_diff(previous: SentRequest | None, request: SentRequest) -> RequestD
         diff.added = [Change(n, m, _why(now, i, None)) for i, (n, m) in enumerate(now)]
         return diff
     before = _sent(previous)
+    # The same objects at the start (the usual case: the transcript grew) need no comparing.
+    same = 0
+    while same < min(len(before), len(now)) and before[same][1] is now[same][1]:
+        same += 1
+    diff.unchanged.extend(n for n, _ in now[:same])
     matcher = SequenceMatcher(
-        None, [_key(m) for _, m in before], [_key(m) for _, m in now], autojunk=False
+        None, [_key(m) for _, m in before[same:]], [_key(m) for _, m in now[same:]], False
     )
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        i1, i2, j1, j2 = i1 + same, i2 + same, j1 + same, j2 + same
         if tag == "equal":
             diff.unchanged.extend(n for n, _ in now[j1:j2])
             continue
