@@ -1,6 +1,9 @@
 // The context view: what the model is (about to be) sent in the latest request, as a readable
 // list (system prompt, messages, tools, options, each with its estimated tokens), collapsed;
 // its raw JSON is asked of the kernel ({"type": "context_json"}) when the reader opens it.
+// From a run's second request on, "what changed" since the previous request comes first (the
+// new messages and why each is there, the ones a compaction replaced, other changes) and the
+// full list is collapsed under it (the kernel's context_diff.py computes the changes).
 
 import { h } from "./dom.js";
 import { tokens } from "./format.js";
@@ -53,6 +56,57 @@ export function createContextView({ doc, send, state, disclosures }) {
     return list;
   };
 
+  // "What changed since turn N": new messages first (each with why it is there), then the
+  // messages that left, then one line for the rest.
+  const changesBlock = (context, changes) => {
+    const box = h(doc, "div", "pi-context-changes");
+    const head = h(doc, "div", "pi-context-head pi-context-changes-head");
+    const n = Math.abs(changes.tokens);
+    const size = `≈ ${changes.tokens >= 0 ? "+" : "−"}${n} token${n === 1 ? "" : "s"}`;
+    head.textContent = `What changed since turn ${changes.since}'s request (${size})`;
+    box.append(head);
+    for (const note of changes.notes) {
+      const line = h(doc, "div", "pi-context-change-note");
+      line.textContent = note;
+      box.append(line);
+    }
+    if (changes.added.length) {
+      const list = h(doc, "ol", "pi-context-list pi-context-added");
+      for (const m of changes.added) {
+        const li = item(m.role, `+ ${m.n}. ${m.label}`, m.tokens, m.text);
+        li.classList.add("pi-context-new");
+        const why = h(doc, "span", "pi-context-why");
+        why.textContent = m.why;
+        li.querySelector(".pi-context-head").append(why);
+        list.append(li);
+      }
+      box.append(list);
+    }
+    if (changes.removed.length) {
+      const out = h(doc, "div", "pi-context-head pi-context-out-head");
+      out.textContent = changes.compacted
+        ? `out: ${plural(changes.removed.length, "message")} the compaction summary replaced (turn ${changes.since}'s numbers)`
+        : `no longer sent: ${plural(changes.removed.length, "message")} (turn ${changes.since}'s numbers)`;
+      const list = h(doc, "ol", "pi-context-list pi-context-removed");
+      for (const m of changes.removed) {
+        const li = item(m.role, `− ${m.n}. ${m.label}`, m.tokens, m.text);
+        li.classList.add("pi-context-gone");
+        list.append(li);
+      }
+      box.append(out, list);
+    }
+    if (!changes.added.length && !changes.removed.length && !changes.notes.length) {
+      const same = h(doc, "div", "pi-context-change-note");
+      same.textContent = "no change: the same messages as before";
+      box.append(same);
+    }
+    const rest = h(doc, "div", "pi-context-unchanged");
+    const more = changes.more ? ` (${changes.more} more changes: %agent context ${context.turn} --diff lists them all)` : "";
+    rest.textContent = `unchanged: ${plural(changes.unchanged, "message")}${more}`;
+    box.append(rest);
+    return box;
+  };
+
   return {
     node,
     render(current) {
@@ -84,7 +138,17 @@ export function createContextView({ doc, send, state, disclosures }) {
         if (raw.open && now && now.json == null) send({ type: "context_json" });
       };
       raw.addEventListener("toggle", ask);
-      body.replaceChildren(messageList(context), toolsHead, toolList(context), options, note, raw);
+      const parts = [messageList(context), toolsHead, toolList(context), options];
+      const changes = context.changes;
+      if (changes) {
+        // What changed first; the whole request (the unchanged rest too) collapsed under it.
+        const all = disclosures.details("context-all", "pi-context-all",
+          `the whole request: ${plural(context.message_count, "message")}, ${plural(tools, "tool")}, options`);
+        all.append(...parts);
+        body.replaceChildren(changesBlock(context, changes), all, note, raw);
+      } else {
+        body.replaceChildren(...parts, note, raw);
+      }
       ask();
     },
   };

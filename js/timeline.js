@@ -3,7 +3,8 @@
 // Lanes: the model's requests (waiting, streaming), one per tool call (prepared, running),
 // the listeners (step-mode holds), the queues; turn starts are vertical rules; in step mode a
 // cursor marks the current hold. Colours come from panel.css (Jupyter's theme variables) and
-// kinds differ by opacity and dash pattern too. Every text goes in as a text node.
+// kinds differ by opacity and dash pattern too. Every text goes in as a text node. Labels are
+// placed (placeLabels) so none covers another or passes the right edge; a cut one has a <title>.
 
 import { h } from "./dom.js";
 
@@ -13,6 +14,14 @@ const LABEL_WIDTH = 190;
 const ROW = 22;
 const BAR = 12;
 const TOP = 30;
+// The model lane is taller: its requests are named under their bars, on a line of their own.
+const NAMES_ROW = 11;
+// Labels are placed as timeline_render.py places them: a label's width is estimated at
+// EM_PER_CHAR ems a character; none over another on its line, none past the right edge.
+const EM_PER_CHAR = 0.6;
+const GAP = 6;
+const MARGIN = 4;
+const FEWEST_CHARS = 4;
 // How each kind of span is drawn: [class, fill opacity, dash pattern].
 const LOOK = {
   waiting: ["model", 0.15, "3 2"],
@@ -40,6 +49,33 @@ function el(doc, tag, attrs = {}, text = null) {
   return node;
 }
 
+const textWidth = (text, size) => text.length * size * EM_PER_CHAR;
+
+// [x, text] labels of one line placed left to right: each at its x, moved left to end at
+// `right` if it would pass it, but never over the label before (then just after it, cut with
+// an ellipsis to fit); left out when too little of it would fit. {x, text, full} each.
+export function placeLabels(labels, size, left, right) {
+  const placed = [];
+  let free = left;
+  for (const [x, text] of [...labels].sort((a, b) => a[0] - b[0])) {
+    const at = Math.max(free, Math.min(x, right - textWidth(text, size)));
+    const room = Math.floor((right - at) / (size * EM_PER_CHAR));
+    const shown = text.length <= room ? text : `${text.slice(0, room - 1)}…`;
+    if (room < 1 || shown.length < Math.min(FEWEST_CHARS, text.length)) continue;
+    placed.push({ x: Math.round(at * 10) / 10, text: shown, full: text });
+    free = at + textWidth(shown, size) + GAP;
+  }
+  return placed;
+}
+
+// A placed label as <text>; a cut one carries its full text as its <title>.
+function label(doc, placed, y, size = null) {
+  const node = el(doc, "text", { class: "fg", x: placed.x, y, ...(size ? { "font-size": size } : {}) });
+  if (placed.text !== placed.full) node.append(el(doc, "title", {}, placed.full));
+  node.append(doc.createTextNode(placed.text));
+  return node;
+}
+
 // The last moment the timeline knows of (open spans reach it).
 export function timelineEnd(timeline) {
   let end = 0;
@@ -55,33 +91,40 @@ export function timelineSvg(doc, timeline) {
   const end = timelineEnd(timeline) || 1;
   const plot = WIDTH - LABEL_WIDTH - 12;
   const x = (ms) => Math.round((LABEL_WIDTH + (plot * Math.max(0, Math.min(ms, end))) / end) * 10) / 10;
-  const height = TOP + ROW * lanes.length + 24;
-  const bottom = TOP + ROW * lanes.length;
+  const topOf = new Map(); // each lane's top edge (the model lane is taller)
+  let bottom = TOP;
+  for (const lane of lanes) {
+    topOf.set(lane.id, bottom);
+    bottom += ROW + (lane.kind === "model" ? NAMES_ROW : 0);
+  }
+  const height = bottom + 24;
   const svg = el(doc, "svg", { class: "pi-timeline", role: "img", width: WIDTH, height, viewBox: `0 0 ${WIDTH} ${height}`, "font-size": 11 });
   svg.append(el(doc, "title", {}, `Timeline of the run: ${lanes.length} lanes over ${seconds(end)}`));
   for (let i = 0; i <= 5; i++) {
     const t = (end / 5) * i;
     const anchor = i === 0 ? "start" : i === 5 ? "end" : "middle";
-    svg.append(el(doc, "text", { class: "fg", x: x(t), y: 12, "text-anchor": anchor, "fill-opacity": 0.7 }, seconds(t)));
+    // Milliseconds on a run shorter than a second (else every tick reads 0.00s).
+    const tick = end < 1000 ? `${t.toFixed(end < 10 ? 1 : 0)}ms` : seconds(t);
+    svg.append(el(doc, "text", { class: "fg", x: x(t), y: 12, "text-anchor": anchor, "fill-opacity": 0.7 }, tick));
   }
-  timeline.turns.forEach((start, n) => {
+  for (const start of timeline.turns) {
     svg.append(el(doc, "line", { class: "rule pi-timeline-turn", x1: x(start), y1: 16, x2: x(start), y2: bottom, "stroke-opacity": 0.6, "stroke-dasharray": "2 3" }));
-    svg.append(el(doc, "text", { class: "fg", x: x(start) + 2, y: 25 }, `turn ${n + 1}`));
-  });
-  const rowOf = new Map(lanes.map((lane, n) => [lane.id, n]));
-  lanes.forEach((lane, n) => {
-    const y = TOP + ROW * n;
+  }
+  const turns = timeline.turns.map((start, n) => [x(start) + 2, `turn ${n + 1}`]);
+  for (const p of placeLabels(turns, 11, LABEL_WIDTH, WIDTH - MARGIN)) svg.append(label(doc, p, 25));
+  for (const lane of lanes) {
+    const y = topOf.get(lane.id);
+    const below = y + ROW - 3 + (lane.kind === "model" ? NAMES_ROW : 0);
     const g = el(doc, "g", { class: "pi-timeline-lane", "data-lane": lane.id });
-    const label = lane.label.length > 30 ? `${lane.label.slice(0, 29)}…` : lane.label;
-    g.append(el(doc, "text", { class: "fg", x: 4, y: y + BAR }, label));
-    g.append(el(doc, "line", { class: "rule", x1: LABEL_WIDTH, y1: y + ROW - 3, x2: WIDTH - 12, y2: y + ROW - 3, "stroke-opacity": 0.2 }));
+    for (const p of placeLabels([[4, lane.label]], 11, 4, LABEL_WIDTH - GAP)) g.append(label(doc, p, y + BAR));
+    g.append(el(doc, "line", { class: "rule", x1: LABEL_WIDTH, y1: below, x2: WIDTH - 12, y2: below, "stroke-opacity": 0.2 }));
     svg.append(g);
-  });
-  const named = new Set(); // a request is named once (at its first span: waiting)
+  }
+  // Each request named once, under its first span, by its fullest label.
+  const requests = new Map();
   for (const span of timeline.spans) {
-    const row = rowOf.get(span.lane);
-    if (row == null) continue;
-    const y = TOP + ROW * row;
+    const y = topOf.get(span.lane);
+    if (y == null) continue;
     const stop = span.end == null ? end : span.end;
     const left = x(span.start);
     const [cls, opacity, dash] = LOOK[span.kind] || ["tool", 0.4, ""];
@@ -92,11 +135,16 @@ export function timelineSvg(doc, timeline) {
     const until = span.end == null ? "now" : seconds(stop);
     rect.append(el(doc, "title", {}, `${span.label}: ${WORDS[span.kind] || span.kind}${outcome}, ${seconds(span.start)} to ${until}`));
     g.append(rect);
-    if (span.lane === "model" && span.label && !named.has(span.label)) {
-      named.add(span.label);
-      g.append(el(doc, "text", { class: "fg", x: left + 2, y: y - 1, "font-size": 9 }, span.label));
+    if (span.lane === "model" && span.label) {
+      const key = span.label.split(" (")[0];
+      const [at, name] = requests.get(key) || [left, ""];
+      requests.set(key, [at, span.label.length > name.length ? span.label : name]);
     }
     svg.append(g);
+  }
+  if (topOf.has("model")) {
+    const under = topOf.get("model") + BAR + NAMES_ROW - 1;
+    for (const p of placeLabels([...requests.values()], 9, LABEL_WIDTH, WIDTH - MARGIN)) svg.append(label(doc, p, under, 9));
   }
   const cursor = timeline.spans.find((s) => s.kind === "held" && s.end == null);
   if (cursor) {

@@ -50,3 +50,46 @@ test("the context view lists what the model is sent, collapsed, raw JSON on dema
   assert.match(doc.querySelector(".pi-context summary").textContent, /^What the model was sent/);
   assert.equal(doc.querySelector(".pi-context-json").open, true, "stays open across frames");
 });
+
+test("from the second request on, what changed comes first and the whole request is collapsed", () => {
+  const { doc, view } = setup();
+  view.receive({ type: "snapshot", seq: 0, ...state() });
+  const changes = {
+    since: 2, compacted: true, unchanged: 0, more: 0, tokens: -93, notes: ["tools added: add"],
+    added: [
+      { n: 1, role: "user", label: "user", why: "the compaction summary (it stands for 6 messages)", text: "[compacted conversation: …]", tokens: 22 },
+      { n: 2, role: "user", label: "user", why: "steer, entered after turn 2's tools", text: "And in <b>German</b>.", tokens: 4 },
+    ],
+    removed: [{ n: 1, role: "user", label: "user", why: "replaced by the compaction summary", text: "PPPP", tokens: 100 }],
+  };
+  view.receive(frame(1, [["s", ["context"], { ...CONTEXT, turn: 3, changes }]]));
+  const body = doc.querySelector(".pi-context-body");
+  const first = body.firstElementChild;
+  assert.ok(first.classList.contains("pi-context-changes"), "what changed comes first");
+  assert.equal(first.querySelector(".pi-context-changes-head").textContent, "What changed since turn 2's request (≈ −93 tokens)");
+  assert.equal(first.querySelector(".pi-context-change-note").textContent, "tools added: add");
+  const added = [...first.querySelectorAll(".pi-context-added .pi-context-item")].map((li) => [
+    li.querySelector(".pi-context-role").textContent, li.querySelector(".pi-context-why").textContent,
+    li.querySelector(".pi-context-text").textContent,
+  ]);
+  assert.deepEqual(added, [
+    ["+ 1. user", "the compaction summary (it stands for 6 messages)", "[compacted conversation: …]"],
+    ["+ 2. user", "steer, entered after turn 2's tools", "And in <b>German</b>."],
+  ]);
+  assert.equal(first.querySelector("b"), null, "texts are text");
+  assert.equal(first.querySelector(".pi-context-out-head").textContent,
+    "out: 1 message the compaction summary replaced (turn 2's numbers)");
+  assert.equal(first.querySelector(".pi-context-removed .pi-context-role").textContent, "− 1. user");
+  assert.equal(first.querySelector(".pi-context-unchanged").textContent, "unchanged: 0 messages");
+  const all = body.querySelector(".pi-context-all");
+  assert.equal(all.open, false, "the whole request is collapsed");
+  assert.equal(all.querySelector("summary").textContent, "the whole request: 3 messages, 1 tool, options");
+  assert.equal(all.querySelectorAll(".pi-context-item").length, 4, "system prompt and the 3 messages");
+  all.open = true;
+  all.dispatchEvent(new doc.defaultView.Event("toggle"));
+  view.receive(frame(2, [["s", ["context", "held"], false]]));
+  assert.equal(doc.querySelector(".pi-context-all").open, true, "stays open across frames");
+  view.receive(frame(3, [["s", ["context"], { ...CONTEXT, turn: 1, changes: null }]]));
+  assert.equal(doc.querySelector(".pi-context-changes"), null, "a run's first request: the list alone");
+  assert.equal(doc.querySelector(".pi-context-body").firstElementChild.tagName, "OL");
+});

@@ -195,10 +195,13 @@ def dropped_by_provider(message: Any) -> bool:
     ) in ("error", "aborted")
 
 
-def context_summary(request: SentRequest, *, held: bool = False) -> dict[str, Any]:
+def context_summary(
+    request: SentRequest, *, held: bool = False, changes: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The panel's view: the readable list with roles, bounded previews and token estimates.
     Messages the provider step drops (an aborted or failed reply) are not listed, only
-    counted (``dropped``)."""
+    counted (``dropped``). ``changes`` is what changed since the previous request
+    (:func:`~.context_diff.changes_view`; None for a run's first)."""
     sent = [m for m in request.messages if not dropped_by_provider(m)]
     listed = sent[-LISTED_MESSAGES:]
     skipped = len(sent) - len(listed)
@@ -237,6 +240,7 @@ def context_summary(request: SentRequest, *, held: bool = False) -> dict[str, An
         "messages": messages,
         "tools": tools,
         "options": request.options,
+        "changes": changes,
         "json": None,
     }
 

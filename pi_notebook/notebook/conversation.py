@@ -261,10 +261,12 @@ class Conversation:
         listeners: Sequence[Listener] = (),
         *,
         background: bool = False,
+        durations: dict[str, float] | None = None,
     ) -> RunResult:
         """Run one prompt (after any active run of the Agent) and show its transcript once;
         offer the code the agent ran as the next cell (see :mod:`.code_cell`). ``listeners``
-        follow the run after the panel."""
+        follow the run after the panel; ``durations`` (a replay's recorded tool times) go to
+        the panel."""
         agent = self.agent
         if agent.is_running:  # a cell queued behind a background run waits for it
             held = self.panel is not None and self.panel.step_held is not None
@@ -287,6 +289,8 @@ class Conversation:
         # Interactive UI: the live panel (plain mode: the transcript printed once, below).
         opened = None if plain_mode(options) else _open_panel(agent, options, namespace)
         panel = self.panel = opened[0] if opened is not None else None
+        if panel is not None and durations:
+            panel.replay_durations(durations)
         followers: list[Listener] = [log, recorder, *listeners]
         tools_recorder = record_tools(agent)  # a run on a record() model: its tools go in it
         if tools_recorder is not None:

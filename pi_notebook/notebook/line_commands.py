@@ -27,7 +27,7 @@ from ..settings import status_lines
 from ..tools import close_mcp_servers_soon, mcp_status_lines
 from ..tools import undo as undo_tools
 from . import code_cell
-from .context_view import PURPOSE_WORDS, context_json, context_text, turn_count, turn_request
+from .context_command import context_of
 from .conversation import PANEL_VARIABLE, Conversation, plain_mode
 from .conversation_settings import approvals_text, tools_text
 from .conversations import ConversationError, get_conversations, key_of
@@ -85,8 +85,8 @@ def _events(call: Call) -> Any:
 
 
 def _context(call: Call) -> None:
-    """``%agent context [TURN] [--json]``: what the current conversation's last run's request
-    of that turn sent."""
+    """``%agent context [TURN] [--json|--diff]``: what the current conversation's last run's
+    request of that turn sent, or what changed since the turn before."""
     conversation = call.session.conversation
     print(context_of(conversation.last_requests if conversation is not None else [], call.rest))
 
@@ -100,32 +100,6 @@ def _timeline(call: Call) -> None:
     panel = call.namespace.get(PANEL_VARIABLE)
     text = getattr(panel, "timeline_text", None)
     print(text if isinstance(text, str) else NO_TIMELINE)
-
-
-def context_of(requests: list[Any], rest: str) -> str:
-    words = rest.split()
-    as_json = "--json" in words
-    numbers = [w for w in words if w != "--json"]
-    if not requests:
-        raise UsageError("%agent context: the last run made no model request")
-    if len(numbers) > 1 or (numbers and not numbers[0].isdigit()):
-        raise UsageError(f"%agent context: expected a turn number, got {rest!r}")
-    turns = turn_count(requests)
-    turn = int(numbers[0]) if numbers else max(r.turn for r in requests)
-    request = turn_request(requests, turn)
-    if request is None:
-        which = f"{turns} turns (1 to {turns})" if turns != 1 else "1 turn"
-        raise UsageError(f"%agent context: turn {turn}: the last run had {which}")
-    if as_json:
-        return context_json(request)
-    others = [r for r in requests if r.turn == turn and r is not request]
-    text = context_text(request)
-    if others:  # a compaction summary, or the refused request a retry replaced
-        also = "; ".join(
-            PURPOSE_WORDS.get(r.purpose, "a request refused for context overflow") for r in others
-        )
-        text += f"\n(turn {turn} also sent: {also})"
-    return text
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -446,7 +420,7 @@ COMMANDS: dict[str, Command] = {
     "undo": Command(_undo),
     "budget": Command(_budget, "[USD|off]"),
     "compact": Command(_compact),
-    "context": Command(_context, "[TURN] [--json]"),
+    "context": Command(_context, "[TURN] [--json|--diff]"),
     "notebook-context": Command(_notebook_context, "[on|off]"),
     "timeline": Command(_timeline),
     "replay": Command(_replay, "PATH [--step [lifecycle|all|tools]] [--plain]"),

@@ -43,7 +43,7 @@ LINE_COMMAND_USAGES: tuple[str, ...] = (
     "undo",
     "budget [USD|off]",
     "compact",
-    "context [TURN] [--json]",
+    "context [TURN] [--json|--diff]",
     "notebook-context [on|off]",
     "timeline",
     "replay PATH [--step [lifecycle|all|tools]] [--plain]",

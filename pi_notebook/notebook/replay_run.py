@@ -11,8 +11,10 @@ the earlier reply's turn runs, so the loop delivers it at the same turn boundary
 What a model call cannot show (which tool finished first in a parallel batch, a tool's progress
 updates, a ``terminate``, the results of a last batch no model call saw) comes from ``tool``
 lines, which the ``%%agent`` magic appends to a recording while a run on a :func:`record`
-model executes tools (:class:`ToolRecorder`; the recorder's readers skip them). Without them
-the tools finish in call order and a last batch's results are marked as not recorded.
+model executes tools (:class:`ToolRecorder`; the recorder's readers skip them), with how long
+each call ran (``durationMs``, :mod:`.tool_clock`: the panel's cards and timeline show it, as
+the replay runs no tool). Without them the tools finish in call order and a last batch's
+results are marked as not recorded; a line without ``durationMs`` (older) still reads.
 
 A saved conversation (:mod:`.transcript_file`) replays through a recording written from its
 messages (``pi_notebook.ai.replay.write_recording``) plus a ``tool`` line per tool result, in a
@@ -66,6 +68,7 @@ from ..ai.replay import (
     replay,
     write_recording,
 )
+from .tool_clock import ToolClock
 from .transcript_file import TranscriptFileError
 from .transcript_file import read as read_conversation
 
@@ -83,13 +86,15 @@ _LLM_ROLES = ("user", "assistant", "toolResult")
 class ToolRecorder:
     """An agent listener appending a ``tool`` line per finished tool call to a recording."""
 
-    def __init__(self, agent: Agent, path: Path) -> None:
+    def __init__(self, agent: Agent, path: Path, clock: ToolClock | None = None) -> None:
         self.agent = agent
         self.path = path
         self.order = 0
+        self.clock = clock or ToolClock(agent)
         self._updates: dict[str, list[Any]] = {}
 
     def __call__(self, event: AgentEvent) -> None:
+        self.clock(event)
         match event:
             case ToolExecutionUpdateEvent():
                 kept = self._updates.setdefault(event.tool_call_id, [])
@@ -115,6 +120,7 @@ class ToolRecorder:
             "updates": self._updates.pop(event.tool_call_id, []),
             "toolExecution": self.agent.tool_execution,
             "executionMode": tool.execution_mode if tool is not None else None,
+            "durationMs": self.clock.duration_ms(event.tool_call_id),
         }
         self.order += 1
         with self.path.open("a", encoding="utf-8") as file:
@@ -153,6 +159,8 @@ class RecordedResult:
     order: float = math.inf
     usage: Any = None
     added_tool_names: list[str] | None = None
+    duration_ms: float | None = None
+    """How long the call ran when recorded (None: an older recording, or no ``tool`` line)."""
 
 
 @dataclass
@@ -170,6 +178,11 @@ class ReplayPlan:
     """Per reply (0-based): the user messages the next request had on top of the results."""
     tool_execution: str = "parallel"
     driver: ReplayDriver | None = None
+
+    @property
+    def durations(self) -> dict[str, float]:
+        """Tool call id -> the milliseconds it ran when recorded (the panel shows them)."""
+        return {k: r.duration_ms for k, r in self.results.items() if r.duration_ms is not None}
 
     @property
     def player(self) -> Player:
@@ -312,6 +325,7 @@ def _plan_recording(
             order=float(line.get("order", math.inf)),
             usage=previous.usage if previous is not None else None,
             added_tool_names=previous.added_tool_names if previous is not None else None,
+            duration_ms=_milliseconds(line.get("durationMs")),
         )
         if line.get("toolExecution") == "sequential":
             tool_execution = "sequential"
@@ -335,6 +349,11 @@ def _plan_recording(
     )
     plan.tools = [_stand_in(plan, d, modes.get(name)) for name, d in definitions.items()]
     return plan
+
+
+def _milliseconds(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+    return float(value) if ok else None
 
 
 # -- playing it back -----------------------------------------------------------------------------

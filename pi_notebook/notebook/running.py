@@ -166,6 +166,8 @@ class PreparedCell:
     listeners: list[Callable[[AgentEvent], Any]] = field(default_factory=list)
     after: Callable[[bool], None] | None = None
     """Called when the run is over (True when it completed without an exception)."""
+    durations: dict[str, float] = field(default_factory=dict)
+    """A replay's recorded tool durations (tool call id -> ms), for its panel."""
 
     @property
     def agent(self) -> Agent:
@@ -185,6 +187,7 @@ async def run_prepared(
             show,
             p.listeners,
             background=background,
+            durations=p.durations,
         )
         ok = True
     finally:
@@ -259,7 +262,9 @@ def prepare_replay(line: str) -> PreparedCell:
                 f"replay of {plan.path.name}: {remaining} recorded call(s) were never requested"
             )
 
-    return PreparedCell(conversation, plan.prompts, options, session, ip.user_ns, [driver], after)
+    return PreparedCell(
+        conversation, plan.prompts, options, session, ip.user_ns, [driver], after, plan.durations
+    )
 
 
 def launch_background(p: PreparedCell, *, forced: bool, note: str | None = None) -> None:

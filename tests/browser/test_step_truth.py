@@ -75,9 +75,7 @@ def test_every_hold_tells_the_truth_and_the_timeline_shows_the_run(
     static = nb.output(1).locator(".pi-panel.pi-static")
     names = static.locator(".pi-tool-card .pi-tool-name")
     expect(names).to_have_count(4)
-    assert names.all_inner_texts() == [f"read_station ({s})" for s in STATIONS] + [
-        "record_answer"
-    ]
+    assert names.all_inner_texts() == [f"read_station ({s})" for s in STATIONS] + ["record_answer"]
     steer = static.locator(".pi-message[data-role=user]").nth(1)
     expect(steer.locator(".pi-role")).to_have_text(
         re.compile(r"^user \(steer, after turn \d+('s tools)?\)$")
@@ -142,6 +140,107 @@ def test_the_live_timeline_reads_in_light_and_dark_with_a_cursor_at_the_hold(
         image = nb.output(1).locator(".pi-panel.pi-static img.pi-timeline")
         expect(image).to_be_visible()
         nb.snap(f"timeline-static-{shade}", image)
+        _assert_clean(nb)
+    finally:
+        server.user_settings(THEMES_PLUGIN, None)
+
+
+#: Every drawn label of an <svg> as laid out: its own text (not its <title>) and its box.
+LABEL_BOXES = """(svg) => {
+  const view = svg.viewBox.baseVal;
+  const boxes = [...svg.querySelectorAll("text")].map((t) => {
+    const box = t.getBBox();
+    const text = [...t.childNodes].filter((c) => c.nodeType === 3).map((c) => c.textContent);
+    return { text: text.join(""), x: box.x, y: box.y, w: box.width, h: box.height };
+  });
+  return { width: view.width, height: view.height, boxes };
+}"""
+
+#: The static transcript's timeline image, its SVG put in the page to be measured (then gone).
+STATIC_LABEL_BOXES = """(img) => {
+  const bytes = Uint8Array.from(atob(img.src.split(",")[1]), (c) => c.charCodeAt(0));
+  const holder = document.createElement("div");
+  holder.innerHTML = new TextDecoder().decode(bytes);
+  document.body.append(holder);
+  try { return (MEASURE)(holder.querySelector("svg")); } finally { holder.remove(); }
+}""".replace("MEASURE", LABEL_BOXES)
+
+
+def _check_labels(seen: dict[str, object], where: str) -> list[str]:
+    """No label drawn twice, none over another, none outside the picture (1 px of slack)."""
+    boxes = seen["boxes"]
+    assert isinstance(boxes, list)
+    texts = [b["text"] for b in boxes]
+    assert len(texts) == len(set(texts)), (where, texts)
+    for b in boxes:
+        assert b["x"] >= -1 and b["x"] + b["w"] <= float(seen["width"]) + 1, (where, b)  # type: ignore[arg-type]
+    for n, a in enumerate(boxes):
+        for b in boxes[n + 1 :]:
+            apart = (
+                a["x"] + a["w"] <= b["x"] + 1
+                or b["x"] + b["w"] <= a["x"] + 1
+                or a["y"] + a["h"] <= b["y"] + 1
+                or b["y"] + b["h"] <= a["y"] + 1
+            )
+            assert apart, (where, a, b)
+    return texts
+
+
+@pytest.mark.parametrize(
+    "theme",
+    ["JupyterLab Light", pytest.param("JupyterLab Dark", marks=pytest.mark.notebook7)],
+)
+def test_the_lessons_replayed_timeline_labels_neither_overlap_nor_clip(
+    nb: Notebook, workdir: Path, server: JupyterServer, theme: str
+) -> None:
+    """The lesson's replay, as JupyterLab lays it out: every label of the live and the static
+    timeline measured (getBBox), in light and dark."""
+    shade = theme.split()[-1].lower()
+    (workdir / LESSON.name).write_text(LESSON.read_text(encoding="utf-8"), encoding="utf-8")
+    name = write_notebook(
+        workdir / f"labels-{shade}.ipynb",
+        ["%load_ext pi_notebook", f"%agent replay {LESSON.name} --step"],
+    )
+    server.user_settings(THEMES_PLUGIN, {"theme": theme})
+    try:
+        nb.open(name)
+        nb.start_run_all()
+        panel = _panel(nb)
+        bar = panel.locator(".pi-step")
+        count = 1  # --step holds at every lifecycle event, the last one agent_end
+        expect(bar).to_have_attribute("data-count", "1")
+        while bar.locator(".pi-step-event").inner_text() != "agent_end":
+            bar.locator("button.pi-next").click()
+            count += 1
+            expect(bar).to_have_attribute("data-count", str(count))
+        svg = panel.locator(".pi-timeline-box svg.pi-timeline")
+        live = _check_labels(svg.evaluate(LABEL_BOXES), "live")
+        assert "request 1 (turn 1)" in live and "turn 2" in live, live
+        nb.snap(f"timeline-labels-live-{shade}", panel.locator(".pi-timeline-box"))
+        # The context view: what changed since turn 1's request first, the rest collapsed.
+        context = panel.locator("details.pi-context")
+        context.locator(":scope > summary").click()
+        changes = context.locator(".pi-context-changes")
+        expect(changes.locator(".pi-context-changes-head")).to_have_text(
+            re.compile(r"^What changed since turn 1's request \(≈ \+\d+ tokens\)$")
+        )
+        assert changes.locator(".pi-context-why").all_inner_texts() == [
+            "the model's reply to turn 1's request",
+            *["a tool result"] * 3,
+            "steer, entered after turn 1's tools",
+        ]
+        expect(changes.locator(".pi-context-unchanged")).to_have_text("unchanged: 1 message")
+        expect(context.locator("details.pi-context-all")).not_to_have_attribute("open", "")
+        seen = changes.locator(".pi-context-why").first.evaluate(CONTRAST)
+        assert seen["ratio"] >= 4.5, (theme, seen)
+        nb.snap(f"context-changes-{shade}", changes)
+        bar.locator("button.pi-run-to-end").click()
+        nb.wait_run_done()
+        image = nb.output(1).locator(".pi-panel.pi-static img.pi-timeline")
+        expect(image).to_be_visible()
+        drawn = _check_labels(image.evaluate(STATIC_LABEL_BOXES), "static")
+        assert "request 2 (turn 2)" in drawn and "read_station (east)" in drawn, drawn
+        nb.snap(f"timeline-labels-static-{shade}", image)
         _assert_clean(nb)
     finally:
         server.user_settings(THEMES_PLUGIN, None)

@@ -204,7 +204,15 @@ def check_step_tools_holds_before_each_request_and_shows_what_the_model_is_sent(
             re.compile(r"^What the model will be sent — turn 2: 3 messages, 1 tool, ≈ \d+ tokens$")
         )
         summary.click()
-        items = context.locator(".pi-context-item")
+        # What changed since turn 1 comes first; the whole request is collapsed under it.
+        changes = context.locator(".pi-context-changes")
+        expect(changes.locator(".pi-context-why")).to_have_text(
+            ["the model's reply to turn 1's request", "a tool result"]
+        )
+        whole = context.locator("details.pi-context-all")
+        expect(whole).not_to_have_attribute("open", "")
+        whole.locator(":scope > summary").click()
+        items = whole.locator(".pi-context-item")
         expect(items).to_have_count(4)
         roles = [items.nth(i).locator(".pi-context-role").inner_text() for i in range(4)]
         assert roles == ["system prompt", "1. user", "2. assistant", "3. toolResult add"]

@@ -91,3 +91,74 @@ def test_the_panel_shows_a_one_line_marker(ui_kernel: Kernel) -> None:
     assert '<span class="pi-compaction">compacted 2 messages</span>' in last["text/html"]
     assert "\n[compacted 2 messages]\nassistant: r2r2" in last["text/plain"]
 
+
+DIFF_RUN = """
+import pi_notebook.notebook as pn
+from pi_notebook.agent import AgentTool, AgentToolResult
+from pi_notebook.ai import TextContent, faux_assistant_message, faux_tool_call
+from pi_notebook.ai import register_faux_provider
+
+_steers = ["Also say it in French.", "And in German."]
+
+async def _look(tool_call_id, params, signal, on_update):
+    pn.session().current.steer(_steers.pop(0))  # typed while the tool runs
+    return AgentToolResult(content=[TextContent(text="R" * params["n"])])
+
+LOOK = AgentTool(name="look", description="Look.", execute=_look,
+                 parameters={"type": "object", "properties": {"n": {"type": "integer"}}})
+d1 = register_faux_provider(token_size=(1, 1), models=[{"id": "small", "context_window": 400}])
+d1.set_responses([
+    faux_assistant_message([faux_tool_call("look", {"n": 40}, id="a")], stop_reason="toolUse"),
+    faux_assistant_message([faux_tool_call("look", {"n": 1200}, id="b")], stop_reason="toolUse"),
+    faux_assistant_message("SUMMARY"),
+    faux_assistant_message("done"),
+])
+pn.use_model(d1).state.system_prompt = ""  # the sizes below assume none
+%agent reset
+"""
+
+
+def test_context_diff_on_a_run_with_tools_a_steer_and_a_compaction(kernel: Kernel) -> None:
+    """Turn 2's request adds the reply, the tool result and the steer; turn 3's is compacted:
+    the summary in, the four messages it replaced out, the second steer new."""
+    kernel.ok(DIFF_RUN)
+    out = kernel.ok("%%agent --tools LOOK\n{'P' * 400}").stdout
+    assert "[compacted 6 messages]" in out and out.endswith("assistant: done\n")
+    second = kernel.ok("%agent context 2 --diff").stdout.splitlines()
+    assert second[0].startswith("turn 2: what changed since turn 1's request (now 4 messages")
+    assert second[1:] == [
+        "new (3):",
+        "+ 2. assistant (≈ 5 tokens): the model's reply to turn 1's request",
+        '    → look({"n": 40})',
+        "+ 3. toolResult look (≈ 10 tokens): a tool result",
+        "    " + "R" * 40,
+        "+ 4. user (≈ 6 tokens): steer, entered after turn 1's tools",
+        "    Also say it in French.",
+        "unchanged: 1 message (1), the system prompt, 1 tool, the options",
+    ]
+    third = kernel.ok("%agent context 3 --diff").stdout
+    assert third.startswith("turn 3: what changed since turn 2's request (now 2 messages")
+    assert (
+        "\n+ 1. user (≈ 22 tokens): the compaction summary (it stands for 6 messages: the 4 out "
+        "below and 2 new since turn 2's request, never sent on their own)\n"
+    ) in third
+    assert "\n+ 2. user (≈ 4 tokens): a user message entered during the run" in third
+    assert "\nout (4, replaced by the compaction summary; numbered as turn 2 sent them):\n" in third
+    assert "\n- 4. user (≈ 6 tokens): Also say it in French.\n" in third
+    assert third.endswith(
+        "\nunchanged: 0 messages, the system prompt, 1 tool, the options\n"
+        "(turn 3 also sent: a compaction summary request)\n"
+    )
+    assert kernel.ok("%agent context --diff").stdout == third  # the last turn by default
+    first = kernel.ok("%agent context 1 --diff").stdout
+    assert first.startswith("turn 1: the run's first request: nothing before it to compare with")
+    assert "\n1. user (≈ 100 tokens)\n" in first
+    for line, message in (
+        ("%agent context 4 --diff", "%agent context: turn 4: the last run had 3 turns (1 to 3)"),
+        (
+            "%agent context 2 --diffs",
+            "%agent context: unknown option '--diffs'; expected --json or --diff",
+        ),
+    ):
+        bad = kernel.run(line)
+        assert bad.error is not None and bad.error["evalue"] == message

@@ -76,7 +76,7 @@ def test_the_line_commands_in_the_help_are_today_s_list_by_default() -> None:
         "line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | "
         "history |\n"
         "               events | model NAME | last | undo | budget [USD|off] | compact |\n"
-        "               context [TURN] [--json] | notebook-context [on|off] | timeline |\n"
+        "               context [TURN] [--json|--diff] | notebook-context [on|off] | timeline |\n"
         "               replay PATH [--step [lifecycle|all|tools]] [--plain] | "
         "code [--cell|--answer] |\n"
         "               resume [NAME] [--count-cost] | save PATH | load PATH [--count-cost] "

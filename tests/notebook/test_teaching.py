@@ -433,3 +433,23 @@ def test_a_replay_that_diverges_from_its_recording_fails_the_cell(
     cut = tools_plain.run(f"%agent replay {short}")
     assert cut.status == "ok", cut.error  # the first batch's results were never recorded
     assert "[replay: no result was recorded for this tool call]" in cut.stdout
+
+
+def test_a_replayed_panel_shows_the_recorded_tool_durations(
+    tools_ui: Kernel, tmp_path: Path
+) -> None:
+    """The replay runs no tool: its cards show how long each call ran when recorded (29.1.4)."""
+    path = tmp_path / "timed.jsonl"
+    tools_ui.ok(RECORDED_RUN.format(name="r9", path=str(path)))
+    tools_ui.ok("%%agent --plain --tools SLOW FAST FINISH\nRun the tools.")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    recorded = {x["toolCallId"]: x["durationMs"] for x in lines if x["kind"] == "tool"}
+    assert set(recorded) == {"s", "f", "x"}
+    assert all(isinstance(ms, float) and ms >= 0 for ms in recorded.values())
+    client = PanelClient(tools_ui)
+    assert run_cell(tools_ui, f"%agent replay {path}", client) == "ok"
+    assert client.state is not None
+    shown = {k: client.state["tools"][k]["duration_ms"] for k in recorded}
+    assert shown == recorded
+    running = [s for s in client.state["timeline"]["spans"] if s["kind"] == "running"]
+    assert len(running) == 3 and all("when recorded" in s["outcome"] for s in running)

@@ -324,6 +324,40 @@ def test_the_static_transcript_shows_what_the_model_was_last_sent() -> None:
     assert audit(html, FRAME_TAGS, FRAME_ATTRIBUTES) == []
 
 
+def test_the_static_context_shows_what_changed_first_and_the_whole_request_collapsed() -> None:
+    from pi_notebook.ai import TextContent, UserMessage
+    from pi_notebook.notebook.context_diff import changes_view
+    from pi_notebook.notebook.context_view import SentRequest, context_summary
+
+    hostile = HOSTILE[0]
+    prompt = UserMessage(content=[TextContent(text="Hi")])
+    first = SentRequest(1, "faux/faux-1", "", [prompt], [])
+    reply = faux_assistant_message(hostile)
+    steer = UserMessage(content=[TextContent(text=f"and {hostile}")])
+    second = SentRequest(2, "faux/faux-1", "", [prompt, reply, steer], [])
+    state = reduce(faux([faux_assistant_message("ok")]), "Hi", [])
+    state["context"] = context_summary(second, changes=changes_view(first, second))
+    html = render_static_html(state)
+    box = BeautifulSoup(html, "html.parser").select_one("details.pi-context")
+    body = box.select_one(".pi-context-body")
+    changes = body.find(recursive=False)
+    assert changes["class"] == ["pi-context-changes"], "what changed comes first"
+    assert (
+        changes.select_one(".pi-context-changes-head")
+        .get_text()
+        .startswith("What changed since turn 1's request (≈ +")
+    )
+    assert [w.get_text() for w in changes.select(".pi-context-why")] == [
+        "the model's reply to turn 1's request",
+        "steer or follow-up, entered after turn 1",
+    ]
+    assert changes.select_one(".pi-context-added .pi-context-item pre").get_text() == hostile
+    assert changes.select_one(".pi-context-unchanged").get_text() == "unchanged: 1 message"
+    whole = body.select_one("details.pi-context-all")
+    assert "open" not in whole.attrs and len(whole.select(".pi-context-item")) == 4
+    assert audit(html, FRAME_TAGS, FRAME_ATTRIBUTES) == []
+
+
 def test_the_last_answer_with_code_names_the_command_that_takes_it_into_a_cell() -> None:
     # The live panel's "insert as cell" buttons need the view; the saved transcript runs no
     # script, so under the last answer that has code blocks it names %agent code --answer.

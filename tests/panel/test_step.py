@@ -176,6 +176,7 @@ async def test_held_before_a_request_the_panel_shows_what_the_model_is_sent() ->
     agent.state.system_prompt = "Be terse."
     task = asyncio.ensure_future(agent.prompt("What is 2 + 3?"))
     await panel.wait_for(held(MODEL_REQUEST))
+    assert panel.snapshot["context"]["changes"] is None  # the run's first request: all new
     panel.handle_message({"type": "next"})
     await panel.wait_for(held("tool_execution_start"))
     panel.handle_message({"type": "next"})
@@ -191,6 +192,13 @@ async def test_held_before_a_request_the_panel_shows_what_the_model_is_sent() ->
     ]
     assert [t["name"] for t in context["tools"]] == ["add"]
     assert context["json"] is None
+    # What changed since turn 1's request comes with it (context_diff.changes_view).
+    changes = context["changes"]
+    assert changes["since"] == 1 and changes["unchanged"] == 1 and changes["removed"] == []
+    assert [(c["n"], c["why"]) for c in changes["added"]] == [
+        (2, "the model's reply to turn 1's request"),
+        (3, "a tool result"),
+    ]
     panel.handle_message({"type": "context_json"})  # the raw JSON, on demand
     raw = panel.snapshot["context"]["json"]
     assert '"systemPrompt": "Be terse."' in raw and '"toolCallId": "t1"' in raw

@@ -105,6 +105,7 @@ class PanelState:
         self.cards = ToolCards(self.data["tools"], self.sink, self.clock)
         self.log = EventLog(self.clock)
         self.timeline = RunTimeline(self.data["timeline"], self.sink, self.clock)
+        self.timeline.recorded = self.cards.recorded  # one map: a replay's recorded durations
         self.step = StepBar(self.data, self.sink, self.clock, self.status, self.timeline)
         """Holds and the context box (set by the widget)."""
         self._reply: StreamingReply | None = None

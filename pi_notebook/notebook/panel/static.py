@@ -16,7 +16,6 @@ amount is never typeset as math. It must stay pure.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from ..failed_calls import never_ran_line
 from .entries import IMAGE_TYPES
 from .markdown import escape_html
+from .static_context import context_html
 from .timeline import as_timeline
 from .timeline_render import timeline_box
 
@@ -346,68 +346,6 @@ def held_line(status: Mapping[str, Any]) -> str:
     return f"(held {elapsed(held)})" if held else ""
 
 
-TOOLS_HEAD = "tools (their JSON schemas are sent too)"
-
-
-def _tokens(count: Any) -> str:
-    n = int(count) if isinstance(count, int | float) else 0
-    return f"≈ {n} token{'' if n == 1 else 's'}"
-
-
-def _context(context: Any) -> str:
-    """What the model was last sent (as js/context.js's view, without the raw JSON)."""
-    if not isinstance(context, dict):
-        return ""
-    messages = context.get("messages", [])
-    tools = context.get("tools", [])
-    count = int(context.get("message_count", len(messages)))
-    summary = (
-        f"What the model was sent — turn {int(context.get('turn', 0))}: {count} "
-        f"message{'' if count == 1 else 's'}, {len(tools)} tool{'' if len(tools) == 1 else 's'}"
-        f", {_tokens(context.get('tokens'))}"
-    )
-
-    def item(role: str, label: str, tokens: Any, text: str) -> str:
-        return (
-            f'<li class="pi-context-item" data-role="{escape_html(role)}">'
-            f'<div class="pi-context-head"><span class="pi-context-role">{escape_html(label)}'
-            f'</span><span class="pi-context-tokens">{_tokens(tokens)}</span></div>'
-            f'<pre class="pi-context-text">{escape_html(text)}</pre></li>'
-        )
-
-    system = context.get("system", {})
-    items = [item("system", "system prompt", system.get("tokens"), system.get("text") or "(none)")]
-    if context.get("skipped"):
-        items.append(
-            f'<li class="pi-context-skipped">… {int(context["skipped"])} earlier messages</li>'
-        )
-    for m in messages:
-        label = f"{m.get('n', '')}. {m.get('label', '')}"
-        items.append(item(str(m.get("role", "")), label, m.get("tokens"), str(m.get("text", ""))))
-    tool_items = "".join(
-        f'<li class="pi-context-tool"><code>{escape_html(str(t.get("name", "")))}</code> '
-        + escape_html(
-            (f"— {t['description']} " if t.get("description") else "")
-            + f"({_tokens(t.get('tokens'))})"
-        )
-        + "</li>"
-        for t in tools
-    )
-    options = context.get("options") or {}
-    shown = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in options.items())
-    body = (
-        f'<ol class="pi-context-list">{"".join(items)}</ol>'
-        f'<div class="pi-context-head">{TOOLS_HEAD if tools else "no tools"}</div>'
-        f'<ul class="pi-context-tools">{tool_items}</ul>'
-        f'<div class="pi-context-options">{escape_html("options: " + (shown or "none set"))}</div>'
-        '<div class="pi-context-note">≈: an estimate, 4 characters a token (as Pi counts)</div>'
-    )
-    return (
-        f'<details class="pi-context"><summary class="pi-context-summary">'
-        f'{escape_html(summary)}</summary><div class="pi-context-body">{body}</div></details>'
-    )
-
-
 def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = "") -> str:
     """The whole run as one sanitised HTML fragment (``css``: the panel's stylesheet;
     ``anchor``: a prefix, unique in the page, for the ids the tree's links point at)."""
@@ -425,7 +363,7 @@ def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = ""
     return (
         f'{style}<div class="pi-panel pi-static tex2jax_ignore mathjax_ignore" '
         f'data-state="{state_name}">{_status(status)}<div class="pi-transcript">{messages}'
-        f"</div>{_queue(state.get('queue', []))}{_context(state.get('context'))}"
+        f"</div>{_queue(state.get('queue', []))}{context_html(state.get('context'))}"
         f"{timeline_box(as_timeline(state.get('timeline')))}"
         f"{_lifecycle(state.get('lifecycle', []), anchors)}</div>"
     )

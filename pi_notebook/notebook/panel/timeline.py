@@ -66,6 +66,7 @@ class RunTimeline:
         "_tools",
         "clock",
         "data",
+        "recorded",
         "sink",
     )
 
@@ -78,6 +79,8 @@ class RunTimeline:
         self._hold: int | None = None
         self._queued: dict[tuple[str, str], list[int]] = {}  # (kind, text) -> open spans
         self._requests = 0
+        self.recorded: dict[str, float] = {}
+        """Tool call id -> milliseconds it ran when recorded (a replay's; its span says so)."""
 
     # -- lanes and spans -------------------------------------------------------------------
 
@@ -149,6 +152,11 @@ class RunTimeline:
                 if index is not None:
                     ran = self.data["spans"][index]["kind"] == "running"
                     outcome = "" if not event.is_error else "error" if ran else "not run"
+                    recorded = self.recorded.get(event.tool_call_id)
+                    if ran and recorded is not None:  # a replay: the stand-in took no time
+                        outcome = ", ".join(
+                            filter(None, (outcome, f"ran {recorded / 1000:.2f}s when recorded"))
+                        )
                     self._close(index, outcome)
             case AgentEndEvent():
                 self._close(self._model)

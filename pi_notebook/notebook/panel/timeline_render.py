@@ -11,23 +11,39 @@ The SVG carries its own background and colours, light or dark by the reader's co
 (a ``prefers-color-scheme`` rule inside it), so it reads on either theme; kinds of span differ
 by opacity and dash pattern too, not by colour alone. It is built only of ``svg``, ``style``,
 ``g``, ``rect``, ``line``, ``text`` and ``title``, every text escaped. Each tool call's lane is
-named by its call's label and each model request by its number; each bar's ``<title>`` says
-what it was and when. Pure.
+named by its call's label and each model request by its number, once, on a line under the
+model lane's bars; each bar's ``<title>`` says what it was and when. Labels are placed
+(:func:`place_labels`) so that none covers another and none passes the right edge: a label
+near the edge moves in, one with no room left is cut with an ellipsis and carries its full
+text as its ``<title>`` (an instant replay puts every request at nearly one moment). Pure.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .contract import Timeline, TimelineSpan
 from .markdown import escape_html
+from .timeline import MODEL_LANE as MODEL
 
 WIDTH = 760
 LABEL_WIDTH = 190
 ROW = 22
 BAR = 12
 TOP = 30
+#: The model lane is taller: its requests are named under their bars, on a line of their own
+#: (above the bar they met the turn labels).
+NAMES_ROW = 11
+#: A label's width is estimated at this many ems a character (a sans-serif's average is about
+#: 0.55): labels are placed so that no two on one line overlap and none passes the right edge.
+EM_PER_CHAR = 0.6
+#: The least room between two labels on one line, and the margin kept at the right edge.
+GAP = 6
+MARGIN = 4
+#: A label cut to fewer characters than this is left out (its bar's <title> still names it).
+FEWEST_CHARS = 4
 #: How each kind of span is drawn: (fill opacity, dash pattern of its outline or "").
 LOOK = {
     "waiting": (0.15, "3 2"),
@@ -71,6 +87,14 @@ def _seconds(ms: float) -> str:
     return f"{ms / 1000:.2f}s"
 
 
+def _tick(ms: float, end: float) -> str:
+    """A tick's label: milliseconds on a run shorter than a second (an instant replay's
+    ticks would all read 0.00s), else seconds."""
+    if end >= 1000:
+        return _seconds(ms)
+    return f"{ms:.1f}ms" if end < 10 else f"{ms:.0f}ms"
+
+
 def _end_of(timeline: Timeline) -> float:
     times = [0.0, *timeline["turns"]]
     for span in timeline["spans"]:
@@ -85,6 +109,53 @@ def _ticks(end: float) -> list[float]:
     return [step * i for i in range(6)]
 
 
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A label where it is drawn: at ``x`` (its left end), ``text`` cut to fit when ``cut``."""
+
+    x: float
+    text: str
+    full: str
+
+    @property
+    def cut(self) -> bool:
+        return self.text != self.full
+
+
+def text_width(text: str, size: float) -> float:
+    """The estimated width of ``text`` at font ``size`` (see :data:`EM_PER_CHAR`)."""
+    return len(text) * size * EM_PER_CHAR
+
+
+def place_labels(
+    labels: list[tuple[float, str]], size: float, left: float, right: float
+) -> list[Placed]:
+    """``(x, text)`` labels of one line placed left to right: each at its ``x``, moved left to
+    end at ``right`` if it would pass it, but never over the label before (then just after
+    that one, cut with an ellipsis to fit); left out when too little of it would fit.
+    js/timeline.js places the same."""
+    placed: list[Placed] = []
+    free = left
+    for x, text in sorted(labels, key=lambda label: label[0]):
+        at = max(free, min(x, right - text_width(text, size)))
+        room = int((right - at) / (size * EM_PER_CHAR))
+        shown = text if len(text) <= room else text[: room - 1] + "…"
+        if len(shown) < min(FEWEST_CHARS, len(text)) or room < 1:
+            continue
+        placed.append(Placed(round(at, 1), shown, text))
+        free = at + text_width(shown, size) + GAP
+    return placed
+
+
+def _label(placed: Placed, y: float, size: float | None = None, cls: str = "fg") -> str:
+    """A placed label as ``<text>``; a cut one carries its full text as its ``<title>``."""
+    font = f' font-size="{size:g}"' if size is not None else ""
+    title = f"<title>{escape_html(placed.full)}</title>" if placed.cut else ""
+    return (
+        f'<text class="{cls}" x="{placed.x}" y="{y}"{font}>{title}{escape_html(placed.text)}</text>'
+    )
+
+
 def timeline_svg(timeline: Timeline) -> str:
     """The timeline as one ``<svg>`` (see the module docstring); "" when it is empty."""
     lanes = timeline["lanes"]
@@ -96,8 +167,12 @@ def timeline_svg(timeline: Timeline) -> str:
     def x(ms: float) -> float:
         return round(LABEL_WIDTH + plot * max(0.0, min(ms, end)) / end, 1)
 
-    height = TOP + ROW * len(lanes) + 24
-    row_of = {lane["id"]: n for n, lane in enumerate(lanes)}
+    top_of: dict[str, float] = {}  # each lane's top edge (the model lane is taller)
+    bottom = TOP
+    for lane in lanes:
+        top_of[lane["id"]] = bottom
+        bottom += ROW + (NAMES_ROW if lane["kind"] == "model" else 0)
+    height = bottom + 24
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" '
         f'width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
@@ -111,33 +186,41 @@ def timeline_svg(timeline: Timeline) -> str:
         anchor = "start" if n == 0 else "end" if n == len(ticks) - 1 else "middle"
         out.append(
             f'<text class="fg" x="{x(tick)}" y="12" text-anchor="{anchor}" fill-opacity="0.7">'
-            f"{_seconds(tick)}</text>"
+            f"{_tick(tick, end)}</text>"
         )
-    bottom = TOP + ROW * len(lanes)
-    for n, start in enumerate(timeline["turns"], start=1):
+    turns = [(x(start) + 2, f"turn {n}") for n, start in enumerate(timeline["turns"], 1)]
+    for start in timeline["turns"]:
         out.append(
             f'<line class="rule" x1="{x(start)}" y1="16" x2="{x(start)}" '
             f'y2="{bottom}" stroke-opacity="0.6" stroke-dasharray="2 3"/>'
         )
-        out.append(f'<text class="fg" x="{x(start) + 2}" y="25">turn {n}</text>')
-    for n, lane in enumerate(lanes):
-        y = TOP + ROW * n
+    out.extend(_label(p, 25) for p in place_labels(turns, 11, LABEL_WIDTH, WIDTH - MARGIN))
+    for lane in lanes:
+        y = top_of[lane["id"]]
+        below = y + ROW - 3 + (NAMES_ROW if lane["kind"] == "model" else 0)
+        name = place_labels([(4, lane["label"])], 11, 4, LABEL_WIDTH - GAP)
         out.append(
-            f'<g data-lane="{escape_html(lane["id"])}">'
-            f'<text class="fg" x="4" y="{y + BAR}">{escape_html(_cut(lane["label"], 30))}</text>'
-            f'<line class="rule" x1="{LABEL_WIDTH}" y1="{y + ROW - 3}" x2="{WIDTH - 12}" '
-            f'y2="{y + ROW - 3}" stroke-opacity="0.2"/></g>'
+            f'<g data-lane="{escape_html(lane["id"])}">{"".join(_label(p, y + BAR) for p in name)}'
+            f'<line class="rule" x1="{LABEL_WIDTH}" y1="{below}" x2="{WIDTH - 12}" '
+            f'y2="{below}" stroke-opacity="0.2"/></g>'
         )
-    named: set[str] = set()  # a request is named once (at its first span: waiting)
+    # Each request named once, under its first span, by its fullest label ("request 2" and
+    # "request 2 (turn 2)" are one request).
+    requests: dict[str, tuple[float, str]] = {}
     for span in timeline["spans"]:
-        row = row_of.get(span["lane"])
-        if row is not None:
-            name = span["lane"] == "model" and span["label"] not in named
-            named.add(span["label"])
-            out.append(_bar(span, TOP + ROW * row, x, end, name))
-    cursor = next(
-        (s for s in timeline["spans"] if s["kind"] == "held" and s["end"] is None), None
-    )
+        top = top_of.get(span["lane"])
+        if top is not None:
+            out.append(_bar(span, top, x, end))
+            if span["lane"] == MODEL and span["label"]:
+                key = span["label"].split(" (")[0]
+                at, label = requests.get(key, (x(span["start"]), ""))
+                requests[key] = (at, max(label, span["label"], key=len))
+    if MODEL in top_of:
+        names = list(requests.values())
+        under = top_of[MODEL] + BAR + NAMES_ROW - 1
+        placed = place_labels(names, 9, LABEL_WIDTH, WIDTH - MARGIN)
+        out.extend(_label(p, under, 9) for p in placed)
+    cursor = next((s for s in timeline["spans"] if s["kind"] == "held" and s["end"] is None), None)
     if cursor is not None:
         out.append(
             f'<line class="cursor" x1="{x(cursor["start"])}" y1="16" '
@@ -153,9 +236,7 @@ def timeline_svg(timeline: Timeline) -> str:
     return "".join(out)
 
 
-def _bar(
-    span: TimelineSpan, y: float, scale: Callable[[float], float], end: float, name: bool
-) -> str:
+def _bar(span: TimelineSpan, y: float, scale: Callable[[float], float], end: float) -> str:
     start = span["start"]
     stop = span["end"] if span["end"] is not None else end
     left, right = scale(start), scale(stop)
@@ -166,21 +247,13 @@ def _bar(
     outcome = f", {span['outcome']}" if span["outcome"] else ""
     until = _seconds(stop) if span["end"] is not None else "now"
     title = f"{span['label']}: {what}{outcome}, {_seconds(start)} to {until}"
-    label = ""
-    if name and span["label"]:
-        text = escape_html(span["label"])
-        label = f'<text class="fg" x="{left + 2}" y="{y - 1}" font-size="9">{text}</text>'
     return (
         f'<g data-kind="{span["kind"]}" data-start="{start}" '
         f'data-end="{stop}" data-lane="{escape_html(span["lane"])}">'
         f'<rect class="{SPAN_CLASS.get(span["kind"], "tool")}" x="{left}" y="{y + 2}" '
         f'width="{width}" height="{BAR - 2}" fill-opacity="{opacity}" '
-        f'stroke-opacity="0.9"{outline}><title>{escape_html(title)}</title></rect>{label}</g>'
+        f'stroke-opacity="0.9"{outline}><title>{escape_html(title)}</title></rect></g>'
     )
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def timeline_box(timeline: Timeline) -> str:

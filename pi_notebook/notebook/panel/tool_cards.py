@@ -4,7 +4,8 @@ A card is made when the model starts the call (or, for a provider that sends no 
 the final message or the execution names it), shows the arguments as they stream and then as the
 final JSON, and follows the execution: status, start, duration (step-mode holds left out), the
 result's redacted text and images, its rich displays as sanitised HTML (:mod:`.rich_html`), the
-namespace diff, and why a malformed call was not run. A
+namespace diff, and why a malformed call was not run (a replayed call's duration is the
+recorded one, as its stand-in runs nothing). A
 call is ``prepared`` from its ``tool_execution_start`` until its execution begins (the reducer
 says when: a parallel batch runs only once every call is prepared), and a call the run's abort
 stopped before that reads ``aborted`` ("not run (aborted)"); a call whose reply ended in an
@@ -37,7 +38,7 @@ ABORTED_BEFORE = "the run was aborted before the tool ran"
 class ToolCards:
     """The ``tools`` dict of the state and the ops that change it."""
 
-    __slots__ = ("clock", "marks", "sink", "tools")
+    __slots__ = ("clock", "marks", "recorded", "sink", "tools")
 
     def __init__(self, tools: dict[str, ToolCard], sink: OpSink, clock: RunClock) -> None:
         self.tools = tools
@@ -45,6 +46,9 @@ class ToolCards:
         self.clock = clock
         self.marks: dict[str, str] = {}
         """Tool name -> the name its card shows (an MCP tool's with its server; the widget)."""
+        self.recorded: dict[str, float] = {}
+        """Tool call id -> milliseconds it ran when recorded: a replay's card shows that, not
+        the time its stand-in took (the widget's ``replay_durations``)."""
 
     def __contains__(self, tool_id: str) -> bool:
         return tool_id in self.tools
@@ -131,7 +135,10 @@ class ToolCards:
         card = self.tools[tool_id]
         never_ran = card["status"] in NOT_STARTED
         self.result(tool_id, result)
-        self.set(tool_id, "duration_ms", self.clock.tool_duration(tool_id))
+        ran = self.clock.tool_duration(tool_id)
+        self.set(
+            tool_id, "duration_ms", self.recorded.get(tool_id, ran) if ran is not None else None
+        )
         self.set(tool_id, "is_error", is_error)
         reason = not_run_reason(tool_name, card["result_text"]) if is_error else None
         status: ToolStatus = "rejected" if reason is not None else "error" if is_error else "done"

@@ -40,6 +40,7 @@ from ...agent import (
 )
 from ...ai import AbortSignal, AssistantMessage, message_text
 from ...tools import ApprovalAnswer, tool_marks
+from ..context_diff import changes_view
 from ..context_view import JSON_CHARS, SentRequest, context_json, context_summary
 from ..estimate import estimate_context_tokens, estimate_request_tokens
 from ..render import render_transcript
@@ -132,14 +133,12 @@ class AgentPanel(anywidget.AnyWidget):
     @property
     def snapshot(self) -> dict[str, Any]:
         """The current full state (a copy), as a snapshot would carry it."""
-        data: dict[str, Any] = json.loads(json.dumps(self._state.materialize()))
-        return data
+        return dict(json.loads(json.dumps(self._state.materialize())))
 
     @property
     def timeline(self) -> dict[str, Any]:
         """The run's timeline (a copy): lanes, spans and turn starts (``timeline.py``)."""
-        data: dict[str, Any] = json.loads(json.dumps(self._state.data["timeline"]))
-        return data
+        return dict(json.loads(json.dumps(self._state.data["timeline"])))
 
     @property
     def timeline_text(self) -> str:
@@ -268,6 +267,10 @@ class AgentPanel(anywidget.AnyWidget):
             tokens = estimate_context_tokens(state.messages, state.system_prompt, state.tools)
             self._state.set_context_estimate(tokens)
 
+    def replay_durations(self, durations: dict[str, float]) -> None:
+        """A replay: cards and timeline show how long each call ran when recorded."""
+        self._state.cards.recorded.update(durations)
+
     def set_max_tokens(self, limit: int | None) -> None:
         """The output limit of the run's requests (named when a reply is cut by it)."""
         self._state.set_max_tokens(limit)
@@ -277,13 +280,14 @@ class AgentPanel(anywidget.AnyWidget):
         self, request: SentRequest, signal: AbortSignal | None
     ) -> Awaitable[None] | None:
         """The loop is about to send ``request``: show it, and hold here in step mode."""
-        self._request = request
+        previous, self._request = self._request, request
         # What was sent may be a compacted view of the transcript: its size is the estimate.
         sent = estimate_request_tokens(request.messages, request.system_prompt, request.tools)
         self._state.set_context_estimate(sent)
         aborted = signal is not None and signal.aborted
         hold = self._step.should_hold(MODEL_REQUEST) and not aborted
-        self._state.step.set_context(context_summary(request, held=hold))
+        changes = changes_view(previous, request)  # what changed since the one before
+        self._state.step.set_context(context_summary(request, held=hold, changes=changes))
         if not hold:
             self._state.request_sent(not aborted)
             self.transport.flush()
@@ -436,8 +440,10 @@ class AgentPanel(anywidget.AnyWidget):
         if agent is None:
             return
         items = [QueueItem(kind="interrupt", text=t) for t in self._handover.interrupting]
-        items += [QueueItem(kind="steer", text=_text(m)) for m in agent.steering_queue]
-        items += [QueueItem(kind="followup", text=_text(m)) for m in agent.follow_up_queue]
+        items += [QueueItem(kind="steer", text=message_text(m, images=False))
+                  for m in agent.steering_queue]
+        items += [QueueItem(kind="followup", text=message_text(m, images=False))
+                  for m in agent.follow_up_queue]
         self._state.set_queue(items)
         self.transport.poke()
 
@@ -489,11 +495,6 @@ class AgentPanel(anywidget.AnyWidget):
         """What the approval did to a call, for its card (the approval gate tells)."""
         self._state.approval_outcome(tool_call_id, line)
         self.transport.poke()
-
-
-def _text(message: Any) -> str:
-    """A queued message's text, as its queue line shows it."""
-    return message_text(message, images=False)
 
 
 __all__ = ["WIDGET_MIME", "AgentPanel"]
