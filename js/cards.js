@@ -1,7 +1,11 @@
 // Tool cards: the call's label (its name, told apart from same-named calls), status
 // ("prepared, waiting to run" until its batch runs) and duration, its arguments, the result (a preview, the
-// rest in a disclosure), its images, the namespace diff, and a line when the model's call was
-// malformed and the tool did not run. A card is drawn again whole when its entry changes.
+// rest in a disclosure), its images and rich displays (a DataFrame's table: HTML the kernel
+// rebuilt and sanitised, rich_html.py, inserted as the Markdown HTML is), the namespace diff,
+// and a line when the model's call was malformed and the tool did not run. A call whose reply
+// failed (the server could not parse it) never ran: its card says so and has no result
+// section; the server's message is the message's error line, not repeated here. A card is
+// drawn again whole when its entry changes.
 
 import { cssEscape, h, safeImage } from "./dom.js";
 import { formatElapsed, PREVIEW_CHARS, preview } from "./format.js";
@@ -11,11 +15,13 @@ const TOOL_LABELS = {
   rejected: "malformed call: not run",
   prepared: "prepared, waiting to run",
   aborted: "not run (aborted)",
+  "reply-failed": "not run",
 };
 
 // Why a card's tool did not run (static.py's not_run_line).
 export function notRunLine(card) {
   if (card.status === "aborted") return `Not run: ${card.not_run}.`;
+  if (card.status === "reply-failed") return `${card.not_run}: nothing ran.`;
   return `The model's call was malformed (${card.not_run}): the tool did not run.`;
 }
 
@@ -51,6 +57,11 @@ export function createCards({ doc, root, state, disclosures }) {
       const img = safeImage(doc, image);
       if (img) node.append(img);
     }
+    for (const html of card.displays || []) {
+      const display = h(doc, "div", "pi-tool-display");
+      display.innerHTML = html; // kernel-sanitised (rich_html.py)
+      node.append(display);
+    }
     return node;
   };
 
@@ -70,7 +81,9 @@ export function createCards({ doc, root, state, disclosures }) {
     }
     const args = h(doc, "pre", "pi-tool-args");
     args.textContent = card.args_text;
-    node.append(args, result(card));
+    node.append(args);
+    if (card.status === "reply-failed") return node; // nothing ran: no result to show
+    node.append(result(card));
     if (card.result_text && card.result_text.length > PREVIEW_CHARS) {
       const more = disclosures.details(`tool:${id}`, "pi-tool-details", "details");
       const full = h(doc, "pre");

@@ -1,7 +1,8 @@
 // DOM helpers every region of the panel uses: elements, disclosures that stay open or closed
 // across re-renders, words with `names` in <code>, raster images from data URLs only.
 // Nothing here inserts markup: text goes in as text nodes (the kernel's sanitised Markdown
-// HTML is inserted by text.js and transcript.js alone).
+// HTML is inserted by text.js and transcript.js alone, a rich display's sanitised HTML by
+// cards.js).
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;

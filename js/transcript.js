@@ -1,6 +1,7 @@
 // The transcript: one div.pi-message per message of the state tree, in order (data-role,
 // data-index). Assistant messages hold their blocks (text, thinking, tool cards); a tool result
-// its card shows keeps its place, hidden; a compaction is one line. Frames update a message
+// its card shows keeps its place, hidden; the run's notebook context is one collapsed entry
+// (notebook_context.js); a compaction is one line. Frames update a message
 // in place: new messages are appended, a changed text block is synced (text.js), anything
 // else in a message draws that message again.
 //
@@ -10,6 +11,7 @@
 
 import { cssEscape, h, safeImage } from "./dom.js";
 import { preview } from "./format.js";
+import { renderNotebookContext } from "./notebook_context.js";
 import { createTextBodies } from "./text.js";
 
 // "user", or for a queued message delivered during the run "user (steer, after turn 1's
@@ -23,7 +25,7 @@ export function userLabel(entry) {
 // Within this many pixels of the end, the reader is following it.
 const FOLLOW_SLACK = 24;
 
-export function createTranscript({ doc, state, disclosures }, cards) {
+export function createTranscript({ doc, state, disclosures }, cards, answerCells) {
   const node = h(doc, "div", "pi-transcript");
   const text = createTextBodies(doc);
 
@@ -47,6 +49,7 @@ export function createTranscript({ doc, state, disclosures }, cards) {
 
   const renderAssistant = (message, index, entry) => {
     entry.blocks.forEach((block, j) => message.append(renderBlock(index, j, block)));
+    if (entry.stop_reason && answerCells) answerCells.decorate(message); // ended: redacted text
     if (entry.error || entry.stop_reason === "aborted") {
       const line = h(doc, "div", "pi-message-error");
       line.textContent = `[${entry.stop_reason || "error"}]${entry.error ? " " + entry.error : ""}`;
@@ -99,6 +102,8 @@ export function createTranscript({ doc, state, disclosures }, cards) {
       const line = h(doc, "span", "pi-compaction");
       line.textContent = entry.text || `compacted ${entry.count} messages`;
       message.append(line);
+    } else if (entry.role === "notebookContext") {
+      message.append(renderNotebookContext(doc, disclosures, entry, index));
     } else if (entry.role === "assistant") renderAssistant(message, index, entry);
     else renderOther(message, entry);
     return message;

@@ -14,6 +14,7 @@
 // The wire contract (the state tree, the ops, the messages both ways) is docs/panel-protocol.md;
 // js/test/contract.test.js checks this view against its generated fixture.
 
+import { createAnswerCells } from "./answer_cells.js";
 import { createApprovals } from "./approvals.js";
 import { createCards } from "./cards.js";
 import { classify } from "./changes.js";
@@ -31,7 +32,9 @@ import { createTranscript } from "./transcript.js";
 
 const TICK_MS = 250;
 
-export function mountPanel(el, { send, now = () => Date.now(), tick = true, setTimer = setTimeout, clearTimer = clearTimeout } = {}) {
+// `insertCell(text)` puts an answer's code block into a new cell (panel.js: the notebook's, or
+// the clipboard) and resolves to "inserted", "copied" or "".
+export function mountPanel(el, { send, now = () => Date.now(), tick = true, setTimer = setTimeout, clearTimer = clearTimeout, insertCell = async () => "" } = {}) {
   const doc = el.ownerDocument;
   const receiver = new Receiver();
   const root = h(doc, "div", "pi-panel", { "data-state": "idle", tabindex: "0" });
@@ -40,7 +43,7 @@ export function mountPanel(el, { send, now = () => Date.now(), tick = true, setT
 
   const status = createStatus(view, now);
   const cards = createCards(view);
-  const transcript = createTranscript(view, cards);
+  const transcript = createTranscript(view, cards, createAnswerCells(view, insertCell));
   const context = createContextView(view);
   const approvals = createApprovals(view);
   const step = createStepBar(view);

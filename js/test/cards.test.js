@@ -28,3 +28,25 @@ test("the namespace diff in one line", () => {
   assert.equal(diffLine({ created: ["a", "b"], changed: [], deleted: ["c"] }), "namespace — created: a, b; deleted: c");
   assert.equal(diffLine({ created: [], changed: [], deleted: [] }), "namespace unchanged");
 });
+
+test("a call whose reply the server rejected: not run, no result, the error once", () => {
+  const { doc, view } = setup();
+  const error = "Failed to parse input at pos 12: ```\n<tool_call> (server_error)";
+  view.receive({
+    type: "snapshot", seq: 0,
+    ...state({
+      messages: [{ role: "assistant", blocks: [{ type: "toolCall", id: "c", name: "run_python" }], stop_reason: "error", error }],
+      tools: {
+        c: { id: "c", name: "run_python", label: "run_python", args_text: '{"code": "print(1)"}', status: "reply-failed", start: null, duration_ms: null, result_text: "", images: [], is_error: false, diff: null, not_run: "the server could not parse the model's tool call" },
+      },
+    }),
+  });
+  const card = doc.querySelector('.pi-tool-card[data-tool-call-id="c"]');
+  assert.equal(card.getAttribute("data-status"), "reply-failed");
+  assert.equal(card.querySelector(".pi-tool-status").textContent, "not run");
+  assert.equal(card.querySelector(".pi-tool-not-run").textContent,
+    "the server could not parse the model's tool call: nothing ran.");
+  assert.equal(card.querySelector(".pi-tool-result"), null);
+  const transcript = doc.querySelector(".pi-transcript").textContent;
+  assert.equal(transcript.split("Failed to parse input").length - 1, 1);
+});

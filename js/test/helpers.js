@@ -3,11 +3,11 @@
 import { JSDOM } from "jsdom";
 import { mountPanel } from "../view.js";
 
-export function setup() {
+export function setup(options = {}) {
   const dom = new JSDOM(`<div id="host"></div>`);
   const doc = dom.window.document;
   const sent = [];
-  const view = mountPanel(doc.getElementById("host"), { send: (m) => sent.push(m), tick: false });
+  const view = mountPanel(doc.getElementById("host"), { send: (m) => sent.push(m), tick: false, ...options });
   return { dom, doc, sent, view };
 }
 

@@ -26,6 +26,7 @@ from .events import (
     dump_event,
 )
 from .faux import (
+    NO_MORE_RESPONSES,
     FauxProvider,
     FauxRequest,
     FauxState,
@@ -85,6 +86,7 @@ from .validation import ToolArgumentsError, validate_tool_arguments
 
 __all__ = [
     "API_KEY_ENV_VARS",
+    "NO_MORE_RESPONSES",
     "REQUEST_ABORTED",
     "AbortController",
     "AbortError",

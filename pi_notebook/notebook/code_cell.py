@@ -366,15 +366,21 @@ def finish_run(shell: Any, record: CodeRecord, recorder: CodeRecorder, off: str 
     return run
 
 
-CODE_USAGE = "%agent code: usage: %agent code [--cell]"
+CODE_USAGE = "%agent code: usage: %agent code [--cell|--answer]"
 
 
 def code_command(shell: Any, conversation: HasCode | None, args: str) -> str:
-    """``%agent code [--cell]``: the last run's code (to print), or offer it as the next cell
-    (then nothing to print). Raises ``ValueError`` (:data:`CODE_USAGE`) for other arguments."""
+    """``%agent code [--cell|--answer]``: the last run's code (to print), or offer it as the
+    next cell (then nothing to print); ``--answer``: the last answer's code blocks as the next
+    cell (:mod:`.answer_code`). Raises ``ValueError`` (:data:`CODE_USAGE`) for other
+    arguments."""
     flag = args.strip()
-    if flag not in ("", "--cell"):
+    if flag not in ("", "--cell", "--answer"):
         raise ValueError(CODE_USAGE)
+    if flag == "--answer":
+        from .answer_code import answer_command
+
+        return answer_command(shell, getattr(conversation, "agent", None))
     run = last_code(conversation)
     if run is None:
         return "no code: no %%agent run yet in this conversation"

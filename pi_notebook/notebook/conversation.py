@@ -59,6 +59,7 @@ from . import code_cell
 from .context_view import RequestTap, SentRequest
 from .conversation_settings import ApprovalPolicy
 from .conversations import DEFAULT, Saver, get_conversations, key_of
+from .hints import missing_replies_hint
 from .limits import output_limit, run_max_tokens
 from .notebook_context import NotebookContext, with_context, with_notebook_context
 from .options import AgentOptions
@@ -330,14 +331,18 @@ class Conversation:
             if self.saved:  # a replay's reply is the recording's, not this notebook's
                 session.last_reply = reply
                 namespace[REPLY_VARIABLE] = reply
+            hint = missing_replies_hint(new_messages)  # a scripted cell run on its own
             if opened is None:  # plain mode: the final transcript, printed once
-                text = render_transcript(new_messages, markers)
+                text = render_transcript(new_messages, markers, context=True)
                 line = INTERRUPTED if interrupted else f"[{limit}]" if limit else None
-                if line is not None:
-                    text = f"{text}\n{line}" if text else line
+                for extra in (line, f"[{hint}]" if hint else None):
+                    if extra is not None:
+                        text = f"{text}\n{extra}" if text else extra
                 show(text)
             else:
                 await _close_panel(agent, *opened, interrupted, limit)
+                if hint is not None:
+                    print(f"[{hint}]")
             off = code_cell.off_reason(
                 no_code_cell=options.no_code_cell, plain=opened is None, background=background
             )

@@ -449,7 +449,7 @@ COMMANDS: dict[str, Command] = {
     "notebook-context": Command(_notebook_context, "[on|off]"),
     "timeline": Command(_timeline),
     "replay": Command(_replay, "PATH [--step [lifecycle|all|tools]] [--plain]"),
-    "code": Command(_code, "[--cell]"),
+    "code": Command(_code, "[--cell|--answer]"),
     "resume": Command(_conversation_command, "[NAME] [--count-cost]"),
     "save": Command(_conversation_command, "PATH"),
     "load": Command(_conversation_command, "PATH [--count-cost]"),

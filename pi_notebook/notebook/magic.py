@@ -205,9 +205,10 @@ def _transform_compact_lines(lines: list[str]) -> list[str]:
 
 
 def load_ipython_extension(ip: InteractiveShell) -> None:
-    from . import interrupts
+    from . import hints, interrupts
 
     ip.register_magics(AgentMagics)
+    hints.install(ip)  # a cell run before the set-up cells: one line, not a traceback
     cell_log().install(ip)  # each failing cell's error, for the notebook context
     interrupts.install()  # the stop button reaches a run that awaits a worker thread at once
     cleanup = ip.input_transformers_cleanup
@@ -220,8 +221,9 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
-    from . import interrupts
+    from . import hints, interrupts
 
+    hints.uninstall(ip)
     interrupts.uninstall()
     cell_log().uninstall(ip)
     cleanup = ip.input_transformers_cleanup

@@ -28,6 +28,7 @@ from ..ai import (
     register_faux_provider,
 )
 from ..settings import MODEL
+from .hints import SETUP_HINT
 
 OLLAMA_URL = "http://localhost:11434"
 OLLAMA_TIMEOUT = 0.3
@@ -158,7 +159,7 @@ def model_from_name(name: str, namespace: Mapping[str, Any] | None = None) -> Mo
     if not matches:
         raise ModelError(
             f"unknown model {name!r}: use 'provider/id' (e.g. openai/gpt-4.1-mini), "
-            "a catalogue id, 'demo', or the name of a Model variable"
+            f"a catalogue id, 'demo', or the name of a Model variable ({SETUP_HINT})"
         )
     first: Model = matches[0]
     return first

@@ -47,7 +47,7 @@ LINE_COMMAND_USAGES: tuple[str, ...] = (
     "notebook-context [on|off]",
     "timeline",
     "replay PATH [--step [lifecycle|all|tools]] [--plain]",
-    "code [--cell]",
+    "code [--cell|--answer]",
     "resume [NAME] [--count-cost]",
     "save PATH",
     "load PATH [--count-cost]",

@@ -34,6 +34,7 @@ from ..tools import (
 from .conversation import Conversation, plain_mode
 from .conversation_settings import as_policy
 from .expansion import ExpansionError, expand
+from .hints import SETUP_HINT
 from .models import ModelError, model_from_name
 from .options import AgentOptions, OptionsError, parse_options, parse_replay_options
 from .replay_run import ReplayDriver, ReplayError, plan_replay
@@ -88,7 +89,7 @@ def _resolve_tools(names: list[str], namespace: dict[str, Any]) -> list[AgentToo
             raise UsageError(
                 f"%%agent: unknown tool {name!r}: expected the name of an AgentTool "
                 "(or a list of them) in the notebook namespace, or a built-in collection "
-                f"({', '.join(BUILTIN_COLLECTIONS)}) or one of its tools"
+                f"({', '.join(BUILTIN_COLLECTIONS)}) or one of its tools ({SETUP_HINT})"
             )
     try:  # one tool per name; of one source (a @tool defined again) the later one wins
         return unique_tools(tools)

@@ -32,6 +32,8 @@ from .summary import bounded
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 DISPLAY_TEXT_CHARS = 2_000
 """At most this much of one display's text form goes to the model."""
+RICH_TYPES = ("text/plain", "text/html", "text/markdown")
+"""The forms of a rich display kept for the tool card (the panel shows its HTML or Markdown)."""
 MOST_IMAGES = 4
 """A call keeps at most this many images (the rest are counted in a note)."""
 
@@ -44,7 +46,9 @@ class Shown:
     notes: list[str] = field(default_factory=list)
     """One line per image or display, in order (what a model without image input reads)."""
     rich: list[dict[str, str]] = field(default_factory=list)
-    """The other displays' text and HTML forms (a DataFrame's table), for the tool card."""
+    """The other displays' text, HTML and Markdown forms (a DataFrame's table), for the tool
+    card (``details["displays"]``: the panel shows them rebuilt safe; the model reads their
+    text form, bounded, in the result's text)."""
     dropped: int = 0
     figures_before: set[int] = field(default_factory=set)
     """The figures open when the call started (not the call's)."""
@@ -61,11 +65,14 @@ class Shown:
                 image = ImageContent(data=encoded, mime_type=mime)
                 self.add_image(image, note or _image_note(plain))
                 return
+        markdown = data.get("text/markdown")
+        if isinstance(markdown, str) and markdown.strip() and (not plain or _default_repr(plain)):
+            plain = markdown.strip()  # Markdown's own text, not "<...Markdown object>"
         if not plain and "text/html" not in data:
             return
         text = bounded(plain, DISPLAY_TEXT_CHARS) if plain else "(an HTML display)"
         self.notes.append(f"displayed:\n{text}")
-        kept = {m: str(data[m]) for m in ("text/plain", "text/html") if m in data}
+        kept = {m: str(data[m]) for m in RICH_TYPES if m in data}
         self.rich.append({m: bounded(v, 100_000) for m, v in kept.items()})
 
     def _shown_figure_note(self) -> str | None:
@@ -92,6 +99,11 @@ class Shown:
         if self.dropped:
             notes.append(f"({self.dropped} more images not kept)")
         return "\n".join(notes)
+
+
+def _default_repr(plain: str) -> bool:
+    """``<IPython.core.display.Markdown object>``: object's repr, which says nothing."""
+    return plain.startswith("<") and plain.endswith(" object>") and "\n" not in plain
 
 
 def _image_note(plain: str) -> str:

@@ -85,7 +85,7 @@ def test_text_streams_into_the_panel(nb: Notebook, workdir: Path) -> None:
         workdir,
         "streaming.ipynb",
         f"[faux_assistant_message({LONG_TEXT[:240]!r})]",
-        "%%agent --model faux\nTell me a long story.",
+        "%%agent --model faux\nTell me a long story.\nSet it in Lyon.",
     )
     nb.open(name)
     install_recorder(nb.page)
@@ -99,7 +99,14 @@ def test_text_streams_into_the_panel(nb: Notebook, workdir: Path) -> None:
     nb.wait_run_done()
     expect(panel).to_have_attribute("data-state", "done")
     expect(_last_text(panel)).to_have_text(LONG_TEXT[:240])
-    expect(panel.locator(".pi-message[data-role=user]")).to_contain_text("Tell me a long story.")
+    user = panel.locator(".pi-message[data-role=user]")
+    expect(user).to_contain_text("Tell me a long story.")
+    # The prompt's line break is kept (issue 27.4), not joined into one line.
+    expect(user.locator(".pi-text br")).to_have_count(1)
+    assert user.locator(".pi-text").inner_text().splitlines()[:2] == [
+        "Tell me a long story.",
+        "Set it in Lyon.",
+    ]
     expect(panel.locator(".pi-status .pi-model")).to_contain_text("faux")
     nb.snap("done", panel)
 

@@ -24,8 +24,8 @@ def test_the_paragraph_reads_as_before() -> None:
         "history |\n"
         "               events | model NAME | last | undo | budget [USD|off] | compact |\n"
         "               context [TURN] [--json] | notebook-context [on|off] | timeline |\n"
-        "               replay PATH [--step [lifecycle|all|tools]] [--plain] | code [--cell] "
-        "|\n"
+        "               replay PATH [--step [lifecycle|all|tools]] [--plain] | "
+        "code [--cell|--answer] |\n"
         "               resume [NAME] [--count-cost] | save PATH | load PATH [--count-cost] "
         "| help\n"
     )

@@ -73,9 +73,26 @@ class _Clock:
         return self.now
 
 
+#: The notebook context the example run starts with (two cells, the second failed).
+CONTEXT_TEXT = (
+    "Notebook context: the cells run since your last reply, oldest first.\n\n"
+    "In [3]:\n```python\ndata = {'age': [50, 61]}\ndata\n```\nOut[3]: {'age': [50, 61]}\n\n"
+    "In [4]:\n```python\ndata['BMI']\n```\nError in In [4]: KeyError: 'BMI'\n"
+    "Traceback (the cell's frame and the last ones):\n  cell, line 1, in <module>: data['BMI']"
+)
+#: A rich display the example's tool shows (a DataFrame's HTML, with a script to drop).
+DISPLAY = {
+    "text/plain": "   bmi\n0  1.5",
+    "text/html": '<table class="dataframe"><tr><th>bmi</th></tr><tr><td>1.5</td></tr></table>'
+    "<script>alert(1)</script>",
+}
+
+
 def _events() -> list[Any]:
-    """A real run (faux provider): thinking, Markdown text, a tool with progress, text and an
-    image, a failing tool, then a final answer."""
+    """A real run (faux provider): the notebook context, thinking, Markdown text, a tool with
+    progress, text, an image and a rich display, a failing tool, then a final answer."""
+    from pi_notebook.ai import TextContent, UserMessage
+    from pi_notebook.notebook.notebook_context import NotebookContextMessage
     from tests.panel.helpers import collect_events, failing_tool, faux, image_tool, run
 
     provider = faux(
@@ -93,7 +110,10 @@ def _events() -> list[Any]:
         ],
         size=2,
     )
-    return list(run(collect_events(provider, "Plot it", [image_tool(), failing_tool()])))
+    context = NotebookContextMessage(content=CONTEXT_TEXT, cells=[3, 4], errors=[4], timestamp=1)
+    prompt = [context, UserMessage(content=[TextContent(text="Plot it")], timestamp=2)]
+    tools = [image_tool(displays=[DISPLAY]), failing_tool()]
+    return list(run(collect_events(provider, prompt, tools)))
 
 
 def example_run() -> dict[str, Any]:

@@ -22,8 +22,9 @@ def faux(
     return provider
 
 
-def image_tool(name: str = "plot") -> AgentTool:
-    """A tool that reports progress, returns text + an image and a namespace diff."""
+def image_tool(name: str = "plot", displays: list[dict[str, str]] | None = None) -> AgentTool:
+    """A tool that reports progress, returns text + an image and a namespace diff (and
+    ``displays``, rich displays as run_python's details carry them)."""
 
     async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
         on_update(AgentToolResult(content=[{"type": "text", "text": "half way"}]))
@@ -32,7 +33,10 @@ def image_tool(name: str = "plot") -> AgentTool:
                 {"type": "text", "text": f"plotted {params['n']} points"},
                 {"type": "image", "data": "iVBORw0KGgo=", "mime_type": "image/png"},
             ],
-            details={"namespace_diff": {"created": ["fig"], "changed": [], "deleted": []}},
+            details={
+                "namespace_diff": {"created": ["fig"], "changed": [], "deleted": []},
+                **({"displays": displays} if displays else {}),
+            },
         )
 
     return AgentTool(
@@ -51,7 +55,7 @@ def failing_tool(name: str = "boom") -> AgentTool:
 
 
 async def collect_events(
-    provider: FauxProvider, prompt: str = "Hi", tools: Sequence[AgentTool] = ()
+    provider: FauxProvider, prompt: str | list[Any] = "Hi", tools: Sequence[AgentTool] = ()
 ) -> list[Any]:
     agent = Agent(model=provider.get_model(), tools=list(tools))
     events: list[Any] = []

@@ -322,3 +322,17 @@ def test_the_static_transcript_shows_what_the_model_was_last_sent() -> None:
     assert box.select_one(".pi-context-item[data-role=user] pre").get_text() == hostile
     assert box.select_one(".pi-context-options").get_text() == "options: max_tokens=64"
     assert audit(html, FRAME_TAGS, FRAME_ATTRIBUTES) == []
+
+
+def test_the_last_answer_with_code_names_the_command_that_takes_it_into_a_cell() -> None:
+    # The live panel's "insert as cell" buttons need the view; the saved transcript runs no
+    # script, so under the last answer that has code blocks it names %agent code --answer.
+    with_code = "Use the lower-case name:\n\n```python\ndf['bmi']\n```"
+    state = reduce(faux([faux_assistant_message([faux_text(with_code)])]), "why?", [])
+    page = BeautifulSoup(render_static_html(state), "html.parser")
+    hints = page.select(".pi-answer-code")
+    assert len(hints) == 1 and "%agent code --answer" in hints[0].get_text()
+    assert hints[0].find_previous_sibling(class_="pi-message")["data-role"] == "assistant"
+
+    plain = reduce(faux([faux_assistant_message([faux_text("No code here.")])]), "why?", [])
+    assert not BeautifulSoup(render_static_html(plain), "html.parser").select(".pi-answer-code")

@@ -140,3 +140,26 @@ def test_a_model_without_image_input_reads_the_one_line_note(shell: InteractiveS
     assert [b.type for b in sent.content] == ["text", "text"]
     assert "a figure was drawn: 1 axes, 3 lines" in sent.content[0].text
     assert sent.content[1].text == TOOL_IMAGE_OMITTED
+
+
+def test_a_dataframe_reaches_the_card_as_a_table_and_the_model_as_bounded_text(
+    shell: InteractiveShell,
+) -> None:
+    from pi_notebook.ai import message_text
+    from pi_notebook.notebook.panel.rich_html import displays_html
+    from pi_notebook.tools.displays import DISPLAY_TEXT_CHARS
+
+    code = (
+        "import pandas as pd\nfrom IPython.display import Markdown, display\n"
+        "display(pd.DataFrame({f'col{i}': range(2_000) for i in range(40)}))\n"
+        "display(Markdown('**fitted** 3 models'))"
+    )
+    result, request = run_python(shell, code)
+    sent = message_text(request.context.messages[-1])  # what the model got: text forms
+    assert "<table" not in sent and "<strong>" not in sent
+    assert "[2000 rows x 40 columns]" in sent and "displayed:\n**fitted** 3 models" in sent
+    assert len(sent) < 3 * DISPLAY_TEXT_CHARS
+    table, markdown = displays_html(result.details)  # what the card shows
+    assert table.startswith("<div>") and "<table" in table and "<th>col39</th>" in table
+    assert "<td>1999</td>" in table and "style" not in table
+    assert markdown == "<p><strong>fitted</strong> 3 models</p>\n"

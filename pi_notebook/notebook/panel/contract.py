@@ -41,9 +41,12 @@ ToolStatus: TypeAlias = Literal[
     "error",
     "rejected",
     "aborted",
+    "reply-failed",
 ]
 """``prepared``: announced (``tool_execution_start``) but not executing yet (a parallel batch
-runs once every call is prepared); ``aborted``: the run was aborted before the tool ran."""
+runs once every call is prepared); ``aborted``: the run was aborted before the tool ran;
+``reply-failed``: the reply carrying the call ended in an error (the server could not parse the
+model's tool call, say), so the call never ran."""
 
 
 class Status(TypedDict):
@@ -135,6 +138,28 @@ class CustomEntry(TypedDict):
     images: list[Image]
 
 
+class ContextCell(TypedDict):
+    """One cell of a notebook context entry, as the model was sent it (redacted, cut)."""
+
+    number: int
+    source: str
+    result: str | None
+    """``Out[n]``'s short repr, when the cell had a result."""
+    error: str | None
+    """The error: type and message, then the cell's frame and the last ones."""
+
+
+class NotebookContextEntry(TypedDict):
+    """The notebook context a run sent (``context_sent.py``): collapsed, at the turn's start."""
+
+    role: Literal["notebookContext"]
+    title: str
+    """``notebook context: 3 cells, 1 error (KeyError)``."""
+    cells: list[ContextCell]
+    left_out: str | None
+    """``In [1]–[3] left out to keep it short``, when the budget left cells out."""
+
+
 class CompactionEntry(TypedDict):
     """A marker: the model now sees a summary in place of the first ``count`` messages."""
 
@@ -144,7 +169,12 @@ class CompactionEntry(TypedDict):
 
 
 MessageEntry: TypeAlias = (
-    AssistantEntry | UserEntry | ToolResultEntry | CustomEntry | CompactionEntry
+    AssistantEntry
+    | UserEntry
+    | ToolResultEntry
+    | CustomEntry
+    | NotebookContextEntry
+    | CompactionEntry
 )
 
 
@@ -168,8 +198,12 @@ class ToolCard(TypedDict):
     images: list[Image]
     is_error: bool
     diff: NamespaceDiff | None
+    displays: list[str]
+    """The call's rich displays (a DataFrame's table, Markdown) as sanitised HTML, in order
+    (``rich_html.py``); the model got their text form, in ``result_text``."""
     not_run: str | None
-    """Why the loop refused the call without running the tool, for status ``rejected``."""
+    """Why the tool did not run: the loop refused the malformed call (``rejected``), the run's
+    abort stopped it (``aborted``), or the reply carrying it failed (``reply-failed``)."""
     label: str
     """The call told apart from same-named calls of its message: ``read_station (north)`` or
     ``read_station #2``; the name alone when it is the only call of that name."""
@@ -408,6 +442,7 @@ __all__ = [
     "ClearQueueMessage",
     "ClosingMessage",
     "CompactionEntry",
+    "ContextCell",
     "ContextJsonMessage",
     "CustomEntry",
     "DeltasMessage",
@@ -421,6 +456,7 @@ __all__ = [
     "MoveOp",
     "NamespaceDiff",
     "NodeTarget",
+    "NotebookContextEntry",
     "PanelData",
     "Path",
     "PushOp",

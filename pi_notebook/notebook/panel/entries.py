@@ -1,5 +1,6 @@
 """The parts of the panel state built from one value: the initial state, a transcript entry
-from a message, a tool card, its result's text and images, a compaction marker.
+from a message (a run's notebook context as its own collapsed entry), a tool card, its
+result's text and images, a compaction marker.
 
 Everything shown is redacted here or by the reducer before it enters the state; images keep
 only raster types (SVG can carry script). This module must stay pure.
@@ -12,12 +13,16 @@ from typing import Any, get_args
 
 from ...agent import truncated_call_text
 from ...ai import message_text, redact
+from ..context_sent import entry_title, left_out_note, sent_cells
+from ..notebook_context import is_notebook_context
 from ..render import preview
 from .contract import (
     CompactionEntry,
+    ContextCell,
     CustomEntry,
     Image,
     NamespaceDiff,
+    NotebookContextEntry,
     PanelData,
     RunState,
     ToolCard,
@@ -25,7 +30,7 @@ from .contract import (
     ToolStatus,
     UserEntry,
 )
-from .markdown import render_markdown
+from .markdown import render_markdown, render_prompt
 from .status_line import initial_status
 from .timeline import empty_timeline
 
@@ -98,6 +103,7 @@ def new_card(tool_id: str, name: str, arguments: str) -> ToolCard:
         "images": [],
         "is_error": False,
         "diff": None,
+        "displays": [],
         "not_run": None,
         "label": name,
     }
@@ -134,9 +140,34 @@ def namespace_diff(details: Any) -> NamespaceDiff | None:
 _DIFF_KEYS = ("created", "changed", "deleted")
 
 
-def plain_entry(message: Any) -> UserEntry | ToolResultEntry | CustomEntry:
-    """The transcript entry of a message that does not stream (user, tool result, custom)."""
+def notebook_context_entry(message: Any) -> NotebookContextEntry:
+    """A run's notebook context: its title and its cells as the model was sent them."""
+    cells = sent_cells(message)
+    shown: list[ContextCell] = [
+        {
+            "number": cell.number,
+            "source": redact(cell.source),
+            "result": None if cell.result is None else redact(cell.result),
+            "error": None if cell.error is None else redact(cell.error),
+        }
+        for cell in cells
+    ]
+    return {
+        "role": "notebookContext",
+        "title": entry_title(cells),
+        "cells": shown,
+        "left_out": left_out_note(message),
+    }
+
+
+def plain_entry(
+    message: Any,
+) -> UserEntry | ToolResultEntry | CustomEntry | NotebookContextEntry:
+    """The transcript entry of a message that does not stream (user, tool result, notebook
+    context, custom)."""
     role = getattr(message, "role", "custom")
+    if is_notebook_context(message):
+        return notebook_context_entry(message)
     text, images = content_parts(getattr(message, "content", ""))
     if role == "toolResult":
         return {
@@ -150,7 +181,7 @@ def plain_entry(message: Any) -> UserEntry | ToolResultEntry | CustomEntry:
     if role == "user":
         return {
             "role": "user",
-            "html": render_markdown(redact(text)),
+            "html": render_prompt(redact(text)),  # its line breaks kept
             "images": images,
             "queued": None,
             "entered": None,
@@ -185,6 +216,7 @@ __all__ = [
     "namespace_diff",
     "new_card",
     "not_run_reason",
+    "notebook_context_entry",
     "plain_entry",
     "without_diff_line",
 ]

@@ -121,8 +121,9 @@ def _render_math(
     )
 
 
-def _parser() -> MarkdownIt:
-    md = _Markdown("commonmark", {"html": False, "xhtmlOut": False, "tasklists": True})
+def _parser(breaks: bool = False) -> MarkdownIt:
+    options = {"html": False, "xhtmlOut": False, "tasklists": True, "breaks": breaks}
+    md = _Markdown("commonmark", options)
     md.enable(["table", "strikethrough"])
     md.use(gfm_autolink_plugin)
     # $…$ only when it cannot be money: no space inside the dollars, no digit after the
@@ -160,6 +161,9 @@ def _parser() -> MarkdownIt:
 
 
 MARKDOWN = _parser()
+PROMPT_MARKDOWN = _parser(breaks=True)
+"""For a prompt: its line breaks are kept (a prompt is typed, or expanded from ``{In[3]}``, line
+by line; joined, expanded code would run into the sentence)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,4 +204,18 @@ def render_markdown(text: str) -> str:
     return html_text
 
 
-__all__ = ["MARKDOWN", "Block", "escape_html", "render_blocks", "render_markdown"]
+def render_prompt(text: str) -> str:
+    """Sanitised HTML for a user's prompt: Markdown whose line breaks are kept (``<br>``)."""
+    html_text: str = PROMPT_MARKDOWN.render(text)
+    return html_text
+
+
+__all__ = [
+    "MARKDOWN",
+    "PROMPT_MARKDOWN",
+    "Block",
+    "escape_html",
+    "render_blocks",
+    "render_markdown",
+    "render_prompt",
+]

@@ -50,6 +50,7 @@ from ...ai import (
     message_text,
 )
 from ..call_labels import call_labels
+from ..failed_calls import UNPARSED, never_ran_reason, unparsed
 from .contract import (
     ApprovalCard,
     PanelData,
@@ -347,6 +348,8 @@ class PanelState:
         for call_id, label in call_labels(calls).items():
             self.cards.label(call_id, label)
         reply.end(message)
+        if message.stop_reason == "error" and calls:
+            self._never_ran([call_id for call_id, _, _ in calls], message.error_message)
         unsent = self._tapped and not self._request_sent
         if message.stop_reason == "aborted" and not message.content and unsent:
             reply.entry["error"] = None
@@ -358,6 +361,16 @@ class PanelState:
         # What the provider reported, else the estimate (an abort often comes before usage).
         self.status.reply_ended(message)
         self._dirty[:] = [t for t in self._dirty if t.stream is not None and t.dirty]
+
+    def _never_ran(self, call_ids: list[str], error: str | None) -> None:
+        """The reply ended in an error: its calls never ran. When the server could not parse
+        the model's tool call, the status line says that in short: the server's own message
+        is shown once, as the message's error."""
+        reason = never_ran_reason(error)
+        for call_id in call_ids:
+            self.cards.never_ran(call_id, reason)
+        if unparsed(error):
+            self.status.set("error", UNPARSED)
 
     def _on_tool_execution_start(self, event: ToolExecutionStartEvent) -> None:
         tool_id = event.tool_call_id

@@ -33,6 +33,7 @@ from ...ai import (
     ToolCallStartEvent,
     redact,
 )
+from ..render import shows_nothing
 from .contract import AssistantBlock, AssistantEntry, ToolCallBlock
 from .entries import args_text
 from .ops import OpSink, copy_value
@@ -203,7 +204,7 @@ class StreamingReply:
         names: dict[str, str] = {}
         for block in message.content:
             match block:
-                case TextContent(text=text) if text:
+                case TextContent(text=text) if text and not shows_nothing(text):
                     final.append(("text", redact(text)))
                 case ThinkingContent(thinking=thinking) if thinking:
                     final.append(("thinking", redact(thinking)))
@@ -211,8 +212,8 @@ class StreamingReply:
                     final.append(("toolCall", block.id))
                     names[block.id] = block.name
                     self.cards.new(block.id, block.name, args_text(block.arguments))
-                case _:
-                    pass  # an empty text or thinking block: the entry has none either
+                case _:  # an empty text or thinking block (or one of bare code fences, which
+                    pass  # would show an empty bar): the entry has none either
         current: list[BlockKey] = []
         kept: list[tuple[AssistantBlock, OpenText | None]] = []
         for shown, source in zip(entry["blocks"], self._sources, strict=True):

@@ -3,11 +3,13 @@
 When a run ends its cell's output becomes this HTML (with the plain transcript), so GitHub,
 nbviewer, nbconvert, VS Code and a JupyterLab without the kernel show the transcript with no
 widget manager. It has the live panel's structure and classes (``js/``, by region: the status
-line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images
-and the namespace diff, what the model was last sent, thinking and the lifecycle tree collapsed
-in ``<details>``), without the controls, so one stylesheet (``js/panel.css``, passed in) styles
-both and the same checks read both. The tree's leaves are links to their message or tool card
-(anchors with ids made unique per transcript by ``anchor``). Text that is not already
+line, messages with the kernel-rendered Markdown, tool cards with arguments, results, images,
+rich displays (HTML rebuilt by :mod:`.rich_html`) and the namespace diff, what the model was
+last sent; the run's notebook context, thinking and the lifecycle tree collapsed in
+``<details>``, which read without JavaScript), without the controls, so one stylesheet
+(``js/panel.css``, passed in) styles both and the same checks read both. The tree's leaves
+are links to their message or tool card (anchors with ids made unique per transcript by
+``anchor``). Text that is not already
 kernel-rendered HTML is escaped; images are shown only for whitelisted raster types with base64
 data. The root is marked for MathJax to skip, so a dollar amount is never typeset as math. It
 must stay pure.
@@ -20,6 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..failed_calls import never_ran_line
 from .entries import IMAGE_TYPES
 from .markdown import escape_html
 from .timeline import as_timeline
@@ -41,6 +44,7 @@ TOOL_LABELS = {
     "rejected": "malformed call: not run",
     "prepared": "prepared, waiting to run",
     "aborted": "not run (aborted)",
+    "reply-failed": "not run",
 }
 
 
@@ -126,15 +130,17 @@ def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> s
     if card.get("not_run"):
         line = not_run_line(str(card.get("status", "")), str(card["not_run"]))
         parts.append(f'<div class="pi-tool-not-run">{escape_html(line)}</div>')
-    parts += [
-        f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>',
-        '<div class="pi-tool-result">',
-    ]
+    parts.append(f'<pre class="pi-tool-args">{escape_html(str(card.get("args_text", "")))}</pre>')
+    if card.get("status") == "reply-failed":  # nothing ran: no result to show
+        return "".join(parts) + "</div>"
+    parts.append('<div class="pi-tool-result">')
     result = str(card.get("result_text", ""))
     if result:
         preview = result if len(result) <= PREVIEW_CHARS else result[:PREVIEW_CHARS] + " …"
         parts.append(f'<pre class="pi-tool-preview">{escape_html(preview)}</pre>')
     parts.extend(_image(i) for i in card.get("images", []))
+    # Kernel-sanitised HTML (rich_html.py), as a text block's: inserted as it is.
+    parts.extend(f'<div class="pi-tool-display">{d}</div>' for d in card.get("displays") or [])
     parts.append("</div>")
     if len(result) > PREVIEW_CHARS:
         full = _cut(result, FULL_CHARS, "\n[… {} more characters]")
@@ -156,6 +162,8 @@ def not_run_line(status: str, reason: str) -> str:
     """Why a card's tool did not run, as js/cards.js writes it."""
     if status == "aborted":
         return f"Not run: {reason}."
+    if status == "reply-failed":
+        return f"{never_ran_line(reason)}."
     return f"The model's call was malformed ({reason}): the tool did not run."
 
 
@@ -195,6 +203,8 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
             line = f"[{reason or 'note'}] {entry['note']}"
             body.append(f'<div class="pi-message-note">{escape_html(line)}</div>')
         return head + "".join(body) + "</div>"
+    if role == "notebookContext":
+        return head + notebook_context_html(entry) + "</div>"
     if role == "compaction":
         text = escape_html(str(entry.get("text", "")))
         return f'{head}<span class="pi-compaction">{text}</span></div>'
@@ -216,6 +226,27 @@ def _message(index: int, entry: dict[str, Any], tools: dict[str, Any], anchors: 
         body.append(f'<div class="pi-text">{entry.get("html", "")}</div>')
     body.extend(_image(i) for i in entry.get("images", []))
     return head + "".join(body) + "</div>"
+
+
+def notebook_context_html(entry: Mapping[str, Any]) -> str:
+    """The notebook context a run sent, collapsed (as js/notebook_context.js draws it)."""
+    parts = []
+    if entry.get("left_out"):
+        parts.append(f'<div class="pi-nbcontext-note">{escape_html(str(entry["left_out"]))}</div>')
+    for cell in entry.get("cells") or []:
+        number = int(cell.get("number", 0))
+        lines = [
+            f'<div class="pi-nbcell-label">In [{number}]:</div>',
+            f'<pre class="pi-nbcell-source">{escape_html(str(cell.get("source", "")))}</pre>',
+        ]
+        if cell.get("result") is not None:
+            out = f"Out[{number}]: {cell['result']}"
+            lines.append(f'<pre class="pi-nbcell-out">{escape_html(out)}</pre>')
+        if cell.get("error") is not None:
+            lines.append(f'<pre class="pi-nbcell-error">{escape_html(str(cell["error"]))}</pre>')
+        parts.append(f'<div class="pi-nbcell" data-cell="{number}">{"".join(lines)}</div>')
+    title = escape_html(str(entry.get("title", "notebook context")))
+    return _details("pi-nbcontext", title, "".join(parts))
 
 
 def queued_label(entry: Mapping[str, Any]) -> str:
@@ -381,8 +412,11 @@ def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = ""
     status = state.get("status", {})
     tools = state.get("tools", {})
     anchors = _Anchors(re.sub(r"[^A-Za-z0-9_-]", "", anchor), tools, state.get("messages", []))
+    entries = state.get("messages", [])
+    coded = _last_answer_with_code(entries)
     messages = "".join(
-        _message(i, m, tools, anchors) for i, m in enumerate(state.get("messages", []))
+        _message(i, m, tools, anchors) + (ANSWER_CODE_HINT if i == coded else "")
+        for i, m in enumerate(entries)
     )
     style = f"<style>{css}</style>" if css else ""
     state_name = escape_html(str(status.get("state", "")))
@@ -393,6 +427,28 @@ def render_static_html(state: Mapping[str, Any], css: str = "", anchor: str = ""
         f"{timeline_box(as_timeline(state.get('timeline')))}"
         f"{_lifecycle(state.get('lifecycle', []), anchors)}</div>"
     )
+
+
+ANSWER_CODE_HINT = (
+    '<div class="pi-message-note pi-answer-code">the answer\'s code blocks into a new cell: '
+    "<code>%agent code --answer</code></div>"
+)
+"""Under the last answer that has code blocks: the live panel's "insert as cell" buttons need
+the view, which a saved transcript has not (it runs no script), so it names the line command
+that does the same."""
+
+
+def _last_answer_with_code(entries: list[dict[str, Any]]) -> int | None:
+    """The index of the last assistant entry, if its text holds a code block."""
+    for i in range(len(entries) - 1, -1, -1):
+        entry = entries[i]
+        if entry.get("role") != "assistant" or not any(
+            b.get("type") == "text" for b in entry.get("blocks", [])
+        ):
+            continue
+        texts = (_markdown(b) for b in entry.get("blocks", []) if b.get("type") == "text")
+        return i if any('<pre class="pi-code"' in t for t in texts) else None
+    return None
 
 
 def _queue(items: list[dict[str, Any]]) -> str:
@@ -423,6 +479,7 @@ __all__ = [
     "held_line",
     "node_times",
     "not_run_line",
+    "notebook_context_html",
     "queued_label",
     "render_static_html",
 ]

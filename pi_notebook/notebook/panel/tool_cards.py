@@ -3,11 +3,14 @@
 A card is made when the model starts the call (or, for a provider that sends no updates, when
 the final message or the execution names it), shows the arguments as they stream and then as the
 final JSON, and follows the execution: status, start, duration (step-mode holds left out), the
-result's redacted text and images, the namespace diff, and why a malformed call was not run. A
+result's redacted text and images, its rich displays as sanitised HTML (:mod:`.rich_html`), the
+namespace diff, and why a malformed call was not run. A
 call is ``prepared`` from its ``tool_execution_start`` until its execution begins (the reducer
 says when: a parallel batch runs only once every call is prepared), and a call the run's abort
-stopped before that reads ``aborted`` ("not run (aborted)"). Every write names its key (typed
-through overloads), so mypy checks what goes where. This module must stay pure.
+stopped before that reads ``aborted`` ("not run (aborted)"); a call whose reply ended in an
+error never ran (``reply-failed``, with the reason from :mod:`..failed_calls`). Every write
+names its key (typed through overloads), so mypy checks what goes where. This module must stay
+pure.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from ..render import PREVIEW_CHARS
 from .contract import Image, NamespaceDiff, ToolCard, ToolStatus
 from .entries import content_parts, namespace_diff, new_card, not_run_reason, without_diff_line
 from .ops import OpSink, copy_value
+from .rich_html import displays_html
 from .status_line import RunClock
 
 #: The statuses of a card whose call has not finished (an ended run marks them failed).
@@ -64,6 +68,8 @@ class ToolCards:
     @overload
     def set(self, tool_id: str, key: Literal["images"], value: list[Image]) -> None: ...
     @overload
+    def set(self, tool_id: str, key: Literal["displays"], value: list[str]) -> None: ...
+    @overload
     def set(self, tool_id: str, key: Literal["is_error"], value: bool) -> None: ...
     @overload
     def set(self, tool_id: str, key: Literal["diff"], value: NamespaceDiff | None) -> None: ...
@@ -102,10 +108,13 @@ class ToolCards:
         self.result(tool_id, partial)
 
     def result(self, tool_id: str, result: Any) -> None:
-        """The card shows ``result`` (a partial or the final one): text, images, diff."""
+        """The card shows ``result`` (a partial or the final one): text, images, rich displays,
+        diff."""
         text, images = content_parts(getattr(result, "content", []), PREVIEW_CHARS)
         text = redact(text)  # the card keeps the redacted text: compare with that
-        diff = namespace_diff(getattr(result, "details", None))
+        details = getattr(result, "details", None)
+        diff = namespace_diff(details)
+        displays = displays_html(details)
         if diff is not None:  # the card shows the diff in its own line: not twice
             text = without_diff_line(text)
         card = self.tools[tool_id]
@@ -113,6 +122,8 @@ class ToolCards:
             self.set(tool_id, "result_text", text)
         if card["images"] != images:
             self.set(tool_id, "images", images)
+        if displays and card["displays"] != displays:
+            self.set(tool_id, "displays", displays)
         if diff is not None and card["diff"] != diff:
             self.set(tool_id, "diff", diff)
 
@@ -129,6 +140,13 @@ class ToolCards:
         if reason is not None:
             self.set(tool_id, "not_run", reason)
         self.set(tool_id, "status", status)
+
+    def never_ran(self, tool_id: str, reason: str) -> None:
+        """The reply carrying the call failed (the server could not parse it, say): the tool
+        never ran, whatever streamed of its arguments."""
+        if tool_id in self.tools and self.tools[tool_id]["status"] in NOT_STARTED:
+            self.set(tool_id, "not_run", reason)
+            self.set(tool_id, "status", "reply-failed")
 
     def fail_open(self, aborted: bool = False) -> None:
         """The run ended: a card whose call did not finish failed; one whose tool never began

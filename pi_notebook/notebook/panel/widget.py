@@ -72,6 +72,7 @@ class AgentPanel(anywidget.AnyWidget):
     _esm = _ESM
     _css = _CSS
     state = traitlets.Dict().tag(sync=True)
+    key = traitlets.Unicode().tag(sync=True)  # unique: a view finds its cell by it (js/panel.js)
 
     def __init__(
         self,
@@ -109,7 +110,7 @@ class AgentPanel(anywidget.AnyWidget):
         self._plain: str | None = None
         self._handover = Handover()
         self.finished = False
-        super().__init__(state=self._state_for_sync(), **kwargs)
+        super().__init__(state=self._state_for_sync(), key=self._anchor, **kwargs)
         self.on_msg(self._on_custom_msg)
 
     def __repr__(self) -> str:
@@ -317,7 +318,7 @@ class AgentPanel(anywidget.AnyWidget):
         self.detach()
         self._approvals.deny_all()
         self.finished = True
-        self._plain = render_transcript(self._messages, self._markers) or repr(self)
+        self._plain = render_transcript(self._messages, self._markers, context=True) or repr(self)
         self._messages = []
         self._request = None
         self._markers = {}
@@ -328,7 +329,7 @@ class AgentPanel(anywidget.AnyWidget):
         """The run as a display bundle without a widget: sanitised HTML and the plain text."""
         plain = self._plain
         if plain is None:
-            plain = render_transcript(self._messages, self._markers)
+            plain = render_transcript(self._messages, self._markers, context=True)
         return {
             "text/html": render_static_html(self._state.materialize(), _CSS, self._anchor),
             "text/plain": plain or repr(self),
