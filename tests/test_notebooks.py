@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from pi_notebook.ai.replay import load_recording
+from pi_notebook.notebook.system_prompt import DEFAULT_SYSTEM_PROMPT
 from tests.notebook.conftest import ROOT, kernel_env
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -102,6 +104,40 @@ def test_the_readme_links_every_notebook() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     linked = set(re.findall(r"\(notebooks/([^)]+\.ipynb)\)", readme))
     assert linked == {path.name for path in NOTEBOOKS}
+
+
+def test_the_data_analysis_recording_was_sent_the_failing_cell() -> None:
+    """notebooks/03's recorded SmolLM2 run (replayed under nbval, which fails on any other
+    request) was a real model's answer to a request that carried the default system prompt,
+    the notebook context with the failing cell's source and its KeyError, then the question."""
+    folder = ROOT / "notebooks"
+    notebook = json.loads((folder / "03_data_analysis.ipynb").read_text(encoding="utf-8"))
+    failing = [
+        cell
+        for cell in notebook["cells"]
+        if "raises-exception" in cell.get("metadata", {}).get("tags", [])
+    ]
+    assert len(failing) == 1
+    source = "".join(failing[0]["source"])
+    described, calls = load_recording(folder / "03_data_analysis.smollm2.jsonl")
+    assert described["name"] == "SmolLM2-135M-Instruct" and described["provider"] == "llamacpp"
+    assert len(calls) == 1
+    entries = [json.loads(entry) for entry in calls[0].entries]
+    assert entries[0] == {"system": DEFAULT_SYSTEM_PROMPT}
+    assert entries[-1] == {"tools": []}
+    context, question = entries[1:-1]
+    assert context["role"] == question["role"] == "user"
+    context_text = context["content"][0]["text"]
+    assert context_text.startswith("Notebook context:")
+    assert source in context_text
+    assert "KeyError: 'Price'" in context_text
+    assert 'cell, line 2, in <module>: print(row["region"], row["units"] * row["Price"])' in (
+        context_text
+    )
+    assert question["content"] == [{"type": "text", "text": "Why did the cell above fail?"}]
+    reply = calls[0].message
+    assert reply["stopReason"] in ("stop", "length") and reply["usage"]["output"] > 0
+    assert "".join(block.get("text", "") for block in reply["content"]).strip()
 
 
 @pytest.mark.kernel
