@@ -13,7 +13,9 @@ alone cannot: which parallel tool finished first, and a ``terminate``. The run:
   ``record_answer``, whose result asks to terminate, so the run ends with no third request.
 
 The tools finish in that order through events, not sleeps, so the recording is the same every
-time (up to timestamps). This script must never need a key or a network.
+time (up to timestamps and durations). Each station also takes a little time of its own
+(``WORK``) after the one it waits for, so the recording's tool lines carry durations a replay
+can show (south about 0.15 s, east 0.35 s, north 0.6 s), as a real slow station would. This script must never need a key or a network.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from pi_notebook.notebook import record_tools
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "notebooks" / "02_loop_lifecycle.run.jsonl"
 READINGS = {"north": 11.5, "south": 19.0, "east": 14.0}
+WORK = {"south": 0.15, "east": 0.2, "north": 0.25}
+"""Seconds each station works after the station it waits for finished."""
 STEER = "Give the temperatures in Fahrenheit too."
 SYSTEM = "You are a weather assistant. Use the tools; keep answers short."
 
@@ -51,6 +55,7 @@ async def main(target: Path) -> None:
         previous = after[name]
         if previous is not None:
             await done[previous].wait()
+        await asyncio.sleep(WORK[name])
         if name == "south":  # the user types while the tools run
             agent.steer(STEER)
         done[name].set()
