@@ -450,7 +450,8 @@ def test_a_replayed_panel_shows_the_recorded_tool_durations(
     assert run_cell(tools_ui, f"%agent replay {path}", client) == "ok"
     assert client.comm_id is not None  # shown in a panel (the replay may end before the view's
     # hello, so its final state is read from the kernel's panel, not from the frames)
-    state = json.loads(tools_ui.ok("import json; print(json.dumps(_agent_panel.snapshot))").stdout)
+    dump = "import json; print(json.dumps(_agent_panel.snapshot))"
+    state = json.loads(tools_ui.ok(dump).stdout)
     shown = {k: state["tools"][k]["duration_ms"] for k in recorded}
     assert shown == recorded
     running = [s for s in state["timeline"]["spans"] if s["kind"] == "running"]
