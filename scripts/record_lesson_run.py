@@ -15,7 +15,8 @@ alone cannot: which parallel tool finished first, and a ``terminate``. The run:
 The tools finish in that order through events, not sleeps, so the recording is the same every
 time (up to timestamps and durations). Each station also takes a little time of its own
 (``WORK``) after the one it waits for, so the recording's tool lines carry durations a replay
-can show (south about 0.15 s, east 0.35 s, north 0.6 s), as a real slow station would. This script must never need a key or a network.
+can show (south about 0.15 s, east 0.35 s, north 0.6 s), as a real slow station would.
+This script must never need a key or a network.
 """
 
 from __future__ import annotations
