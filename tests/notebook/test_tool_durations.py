@@ -117,12 +117,11 @@ def test_the_recording_keeps_each_calls_duration_and_the_replay_reads_it(tmp_pat
     assert (
         plan.durations == {} and plan.results["a"].content == plan_replay(path).results["a"].content
     )
-    assert (
-        plan_replay(
-            Path(__file__).parents[2] / "notebooks" / "02_loop_lifecycle.run.jsonl"
-        ).durations
-        == {}
-    )
+    # The lesson's recording has them: its stations took scripted times (south < east < north).
+    lesson = Path(__file__).parents[2] / "notebooks" / "02_loop_lifecycle.run.jsonl"
+    timed = plan_replay(lesson).durations
+    assert set(timed) == {"read_north", "read_south", "read_east", "record_1"}
+    assert timed["read_south"] < timed["read_east"] < timed["read_north"]
 
 
 def test_a_replayed_panel_shows_the_recorded_durations(tmp_path: Path) -> None:
