@@ -25,9 +25,9 @@ export function notRunLine(card) {
   return `The model's call was malformed (${card.not_run}): the tool did not run.`;
 }
 
-// "namespace — created: a; changed: b", or "namespace unchanged".
+// "namespace — created: a; imported: np; changed: b", or "namespace unchanged".
 export function diffLine(diff) {
-  const bits = ["created", "changed", "deleted"]
+  const bits = ["created", "imported", "changed", "deleted"]
     .filter((k) => diff[k] && diff[k].length)
     .map((k) => `${k}: ${diff[k].join(", ")}`);
   return bits.length ? `namespace — ${bits.join("; ")}` : "namespace unchanged";

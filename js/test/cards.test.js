@@ -27,6 +27,10 @@ test("tool cards: awaiting approval, and a malformed call that did not run", () 
 test("the namespace diff in one line", () => {
   assert.equal(diffLine({ created: ["a", "b"], changed: [], deleted: ["c"] }), "namespace — created: a, b; deleted: c");
   assert.equal(diffLine({ created: [], changed: [], deleted: [] }), "namespace unchanged");
+  assert.equal(
+    diffLine({ created: ["x"], changed: [], deleted: [], imported: ["np", "plt"] }),
+    "namespace — created: x; imported: np, plt",
+  );
 });
 
 test("a call whose reply the server rejected: not run, no result, the error once", () => {

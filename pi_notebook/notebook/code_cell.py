@@ -189,7 +189,7 @@ def _names(diff: Any) -> frozenset[str] | None:
     if not isinstance(diff, dict):
         return None
     names: set[str] = set()
-    for key in ("created", "changed", "deleted"):
+    for key in ("created", "imported", "changed", "deleted"):
         items = diff.get(key) or []
         if isinstance(items, list):
             names.update(str(item) for item in items)

@@ -116,16 +116,19 @@ def _replay(call: Call) -> None:
 
 
 def _undo(call: Call) -> None:
-    """The undo journal of the last ``%%agent`` cell's conversation (never a replay's)."""
+    """The undo journal of the last ``%%agent`` cell's conversation (never a replay's);
+    ``--all`` also removes the modules its imports bound."""
+    if call.rest not in ("", "--all"):
+        raise UsageError(f"%agent undo: unknown option {call.rest!r}; expected --all or nothing")
     session = call.session
     conversation = session.last_cell
     if conversation is not None and conversation.agent.is_running:
         raise UsageError("%agent undo: a run is active; %agent abort first")
     journal = conversation.undo_journal(call.namespace) if conversation is not None else None
-    report = undo_tools(call.namespace, journal)
+    report = undo_tools(call.namespace, journal, include_imports=call.rest == "--all")
     if conversation is not None:
-        left = bool(report.kept or report.not_restored)
-        conversation.code.after_undo(report.restored, report.removed, left)
+        left = bool(report.kept or report.not_restored)  # a kept import leaves no code behind
+        conversation.code.after_undo(report.restored, [*report.removed, *report.kept_imports], left)
     print(report.text())
 
 
@@ -417,7 +420,7 @@ COMMANDS: dict[str, Command] = {
     "events": Command(_events),
     "model": Command(_model, "NAME"),
     "last": Command(_last),
-    "undo": Command(_undo),
+    "undo": Command(_undo, "[--all]"),
     "budget": Command(_budget, "[USD|off]"),
     "compact": Command(_compact),
     "context": Command(_context, "[TURN] [--json|--diff]"),

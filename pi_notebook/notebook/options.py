@@ -40,7 +40,7 @@ LINE_COMMAND_USAGES: tuple[str, ...] = (
     "events",
     "model NAME",
     "last",
-    "undo",
+    "undo [--all]",
     "budget [USD|off]",
     "compact",
     "context [TURN] [--json|--diff]",

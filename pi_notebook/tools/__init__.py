@@ -4,7 +4,8 @@
 - :func:`notebook_tools`: ``list_variables``, ``inspect_variable``, ``run_python``,
   ``set_variable`` on the notebook namespace (``%%agent --tools notebook``).
 - :func:`undo` / ``%agent undo``: put back the variables a conversation's last run wrote (each
-  conversation has its own record; what the user changed since is kept);
+  conversation has its own record; what the user changed since is kept; modules the agent's
+  imports bound stay unless ``include_imports``, ``%agent undo --all``);
   :func:`protect`: names the agent may not write.
 - Approvals: :class:`ApprovalRequest`, :data:`Approver` (its answers: :data:`ApprovalAnswer`),
   :func:`set_approver`, :class:`ApprovalGate` / :func:`approval_hook` (``%%agent --approve

@@ -13,6 +13,12 @@ the journal also notes what the agent *left* in each name it wrote (:meth:`left`
 name only while it still holds that (the same object and, where cheap, equal to a copy or the same
 shape); anything else is kept and reported, so the user's later work is never undone.
 
+A name the run created by an ``import`` (it holds a module: ``left(..., imported=True)``) is
+not removed by a plain :meth:`undo`, which says it kept it: a later cell of the user's that uses
+``np`` must not break. The record keeps it, so ``undo(include_imports=True)`` (``%agent undo
+--all``), then or later, removes it too. A name that held a value before the run is restored
+either way (the user's value comes back even when the agent rebound it to a module).
+
 This module never runs user code; it only copies, compares and restores values.
 """
 
@@ -178,10 +184,19 @@ class UndoReport:
     not_restored: dict[str, str] = field(default_factory=dict)
     nothing_left: bool = False
     """The last run's changes were undone already."""
+    kept_imports: list[str] = field(default_factory=list)
+    """Modules the run's imports bound, left in place (``include_imports`` removes them)."""
 
     def text(self) -> str:
+        imports = (
+            [f"kept imports: {', '.join(self.kept_imports)} (undo --all removes them)"]
+            if self.kept_imports
+            else []
+        )
         if self.nothing_left:
-            return "nothing left to undo: the last run's changes were already undone"
+            return "\n".join(
+                ["nothing left to undo: the last run's changes were already undone", *imports]
+            )
         lines = []
         if self.restored:
             lines.append(f"restored: {', '.join(self.restored)}")
@@ -191,6 +206,7 @@ class UndoReport:
             lines.append(f"kept {name}: {reason}")
         for name, reason in self.not_restored.items():
             lines.append(f"could not restore {name}: {reason}")
+        lines.extend(imports)
         return "\n".join(lines) if lines else "nothing to undo: the last run changed no variables"
 
 
@@ -209,6 +225,8 @@ class _Left:
     shape: Any = None
     size: int = 0
     """Bytes of ``copy`` (counted in the budget)."""
+    imported: bool = False
+    """A module an ``import`` of the agent's bound (a plain undo keeps it)."""
 
     def still(self, current: Any) -> bool:
         if current is not self.value:
@@ -308,14 +326,15 @@ class UndoJournal:
         else:
             self._entries[snapshot.name] = _Entry(ABSENT, snapshot.reason)
 
-    def left(self, name: str, value: Any) -> None:
-        """After a call wrote ``name``: the agent left ``value`` there (or :data:`ABSENT`)."""
+    def left(self, name: str, value: Any, *, imported: bool = False) -> None:
+        """After a call wrote ``name``: the agent left ``value`` there (or :data:`ABSENT`);
+        ``imported``: a module the call's ``import`` bound."""
         self._writing()
         previous = self._left.pop(name, None)
         if previous is not None:
             self._used -= previous.size
         if value is ABSENT or isinstance(value, IMMUTABLE):
-            self._left[name] = _Left(value)
+            self._left[name] = _Left(value, imported=imported)
             return
         shape = shape_of(value)
         if shape is not None:
@@ -345,13 +364,23 @@ class UndoJournal:
 
     # -- undo ------------------------------------------------------------------------------------
 
-    def undo(self, namespace: MutableMapping[str, Any]) -> UndoReport:
-        """Restore every recorded name the user has not changed since; the record is emptied."""
-        if self._undone:
-            return UndoReport(nothing_left=True)
+    def undo(
+        self, namespace: MutableMapping[str, Any], *, include_imports: bool = False
+    ) -> UndoReport:
+        """Restore every recorded name the user has not changed since; the record is emptied,
+        but for the modules the run's imports bound, which stay (in the namespace and the
+        record) unless ``include_imports``."""
+        if self._undone and not (include_imports and self._entries):
+            kept = [
+                name
+                for name, left in self._left.items()
+                if name in self._entries and left.still(namespace.get(name, ABSENT))
+            ]
+            return UndoReport(nothing_left=True, kept_imports=sorted(kept))
         if not self._entries and not self._unverified:
             return UndoReport()
         report = UndoReport()
+        imports: dict[str, _Entry] = {}
         for name, entry in self._entries.items():
             left = self._left.get(name)
             if left is not None and not left.still(namespace.get(name, ABSENT)):
@@ -359,7 +388,10 @@ class UndoJournal:
             elif entry.reason is not None:
                 report.not_restored[name] = entry.reason
             elif entry.value is ABSENT:
-                if name in namespace:
+                if left is not None and left.imported and not include_imports:
+                    imports[name] = entry
+                    report.kept_imports.append(name)
+                elif name in namespace:
                     del namespace[name]
                     report.removed.append(name)
             else:
@@ -368,13 +400,14 @@ class UndoJournal:
         for name, reason in self._unverified.items():
             if name not in self._entries:
                 report.not_restored[name] = f"it may have been changed in place; {reason}"
-        self._entries = {}
-        self._left = {}
+        self._entries = imports
+        self._left = {name: self._left[name] for name in imports}  # modules: no copies
         self._unverified = {}
         self._used = 0
         self._undone = True
         report.restored.sort()
         report.removed.sort()
+        report.kept_imports.sort()
         return report
 
 

@@ -3,10 +3,19 @@
 :class:`Guard` answers "is this name the user's variable?" (``list_variables`` shows those) and
 "may a tool write it?" (modules, the agent objects, IPython's own names and names the user
 marked protected may not). :func:`bound_names` / :func:`loaded_names` read code statically
-(``ast``) so a write to a protected name is refused before anything runs, and
-:func:`mutable_names` says which names the code may change in place (the others need no undo
-copy). :func:`diff` compares
-two views of a namespace by identity.
+(``ast``) so a write to a protected name is refused before anything runs,
+:func:`import_names` says which names an ``import`` statement binds, and :func:`mutable_names`
+says which names the code may change in place (the others need no undo copy). :func:`diff`
+compares two views of a namespace by identity.
+
+An *import* in a diff is a name the code created by an ``import`` statement that holds a module
+object afterwards (``import numpy as np``, ``import os.path``, ``from os import path``): it is
+reported apart from the created variables and ``%agent undo`` keeps it unless asked (``undo
+--all``), so a later cell of the user's that uses ``np`` keeps working. Only module objects
+count, the same line :class:`Guard` draws (a module is not a user variable and may not be
+rebound): ``from math import sqrt`` binds a function, a value like ``sqrt = math.sqrt``, and is a
+created name. A name that already held a value of the user's and was rebound to a module is
+``changed`` (undo restores the user's value).
 
 This module never executes code and never changes a namespace.
 """
@@ -168,6 +177,17 @@ def bound_names(tree: ast.AST, *, imports: bool = True) -> set[str]:
     return binder.names
 
 
+def import_names(tree: ast.AST) -> set[str]:
+    """Names an ``import`` statement anywhere in ``tree`` binds (``import a.b`` binds ``a``)."""
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+        if alias.name != "*"
+    }
+
+
 def loaded_names(tree: ast.AST) -> set[str]:
     """Every name ``tree`` mentions."""
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
@@ -255,18 +275,30 @@ class NamespaceDiff:
     created: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    imported: list[str] = field(default_factory=list)
+    """New names bound to a module by the code's ``import`` statements (not in ``created``)."""
 
     def __bool__(self) -> bool:
-        return bool(self.created or self.changed or self.deleted)
+        return bool(self.created or self.changed or self.deleted or self.imported)
+
+    @property
+    def written(self) -> list[str]:
+        """Every name the code wrote: created, imported, changed and deleted."""
+        return [*self.created, *self.imported, *self.changed, *self.deleted]
 
     def as_dict(self) -> dict[str, list[str]]:
-        return {"created": self.created, "changed": self.changed, "deleted": self.deleted}
+        """``{created, changed, deleted}``, with ``imported`` only when there are imports."""
+        found = {"created": self.created, "changed": self.changed, "deleted": self.deleted}
+        if self.imported:
+            found["imported"] = self.imported
+        return found
 
     def text(self) -> str:
         parts = [
             f"{label} {', '.join(names)}"
             for label, names in (
                 ("created", self.created),
+                ("imported", self.imported),
                 ("changed", self.changed),
                 ("deleted", self.deleted),
             )
@@ -276,12 +308,23 @@ class NamespaceDiff:
 
 
 def diff(
-    before: Mapping[str, Any], after: Mapping[str, Any], mutated: Iterable[str] = ()
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    mutated: Iterable[str] = (),
+    imports: Container[str] = (),
 ) -> NamespaceDiff:
-    """Created, rebound (or ``mutated`` in place) and deleted names, sorted."""
+    """Created, imported, rebound (or ``mutated`` in place) and deleted names, sorted.
+
+    ``imports``: the names the code's ``import`` statements bind (:func:`import_names`); a new
+    one that holds a module is ``imported``, not ``created``."""
     mutated_set = set(mutated)
+    new = [name for name in after if name not in before]
+    imported = {
+        name for name in new if name in imports and isinstance(after[name], types.ModuleType)
+    }
     return NamespaceDiff(
-        created=sorted(name for name in after if name not in before),
+        imported=sorted(imported),
+        created=sorted(name for name in new if name not in imported),
         changed=sorted(
             name
             for name in after
@@ -297,6 +340,7 @@ __all__ = [
     "bound_names",
     "check_identifier",
     "diff",
+    "import_names",
     "is_agent_object",
     "loaded_names",
     "mutable_names",

@@ -22,6 +22,7 @@ import sys
 import weakref
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from ..agent import AgentTool, AgentToolResult, ToolFailure
@@ -45,6 +46,7 @@ from .namespace import (
     bound_names,
     check_identifier,
     diff,
+    import_names,
     is_agent_object,
     loaded_names,
     mutable_names,
@@ -153,10 +155,11 @@ class Workspace:
 
         return end
 
-    def undo(self, conversation: Any = None) -> UndoReport:
+    def undo(self, conversation: Any = None, *, include_imports: bool = False) -> UndoReport:
         """Restore what the last run of ``conversation`` wrote, where the user has not changed
-        it since (as far as the record could keep it)."""
-        return self.record(conversation).undo(self.namespace)
+        it since (as far as the record could keep it). Modules its imports bound stay unless
+        ``include_imports`` (``%agent undo --all``)."""
+        return self.record(conversation).undo(self.namespace, include_imports=include_imports)
 
     def protect(self, *names: str) -> None:
         self.guard.protected.update(names)
@@ -224,6 +227,7 @@ class Workspace:
             raise ToolError(refusal_text(refused))
         journal = self._current()
         own = loaded_names(tree) | bound_names(tree)  # before run_code consumes the tree
+        imports = import_names(tree)
         before = {name: value for name, value in ns.items() if self._trackable(name)}
         snapshots = self._snapshots(journal, mutable_names(tree, self._is_builtin), before)
         window = self.activity.open_call(journal, journal.own_cell, journal.own_cell_known)
@@ -242,7 +246,7 @@ class Workspace:
                 raise ToolError(f"SyntaxError: {exc.msg} (line {exc.lineno})") from None
             # While another writer was active, only the names this code mentions are its own.
             mine = own if window.close() else None
-            return self._settle(journal, before, snapshots, outcome, mine)
+            return self._settle(journal, before, snapshots, outcome, mine, imports)
         finally:
             window.close()
             journal.end_call(snapshots.values())
@@ -270,6 +274,7 @@ class Workspace:
         snapshots: dict[str, Snapshot],
         outcome: RunOutcome,
         mine: set[str] | None,
+        imports: set[str],
     ) -> WriteResult:
         ns = self.namespace
         after = {name: value for name, value in ns.items() if self._trackable(name)}
@@ -281,11 +286,11 @@ class Workspace:
             for name, snap in snapshots.items()
             if name in after and after[name] is snap.original and snap.changed_in_place(after[name])
         }
-        changes = diff(before, after, mutated)
+        changes = diff(before, after, mutated, imports)
         notes: list[str] = []
         # Protected names rebound at run time (globals()[...] and the like) are put back.
         violations = {}
-        for name in [*changes.created, *changes.changed, *changes.deleted]:
+        for name in changes.written:
             reason = self.guard.protection(name, before if name in before else {})
             if reason is not None and name not in mutated:
                 violations[name] = reason
@@ -297,9 +302,9 @@ class Workspace:
             now = {
                 k: v for k, v in ns.items() if self._trackable(k) and (mine is None or k in mine)
             }
-            changes = diff(before, now, mutated)
+            changes = diff(before, now, mutated, imports)
             notes.append(f"{refusal_text(violations)}; put back as they were")
-        for name in changes.created:
+        for name in [*changes.created, *changes.imported]:
             journal.keep(name, ABSENT)
         for name in [*changes.changed, *changes.deleted]:
             snap = snapshots.get(name)
@@ -311,8 +316,9 @@ class Workspace:
                 journal.keep_snapshot(snap)
             else:
                 journal.keep(name, before[name])
-        for name in [*changes.created, *changes.changed, *changes.deleted]:
-            journal.left(name, ns.get(name, ABSENT))
+        for name in changes.written:  # a module an import bound: kept by a plain undo
+            value = ns.get(name, ABSENT)
+            journal.left(name, value, imported=name in imports and isinstance(value, ModuleType))
         unchecked = {
             name: snap.reason
             for name, snap in snapshots.items()
@@ -377,10 +383,16 @@ def begin_run(
     return workspace(namespace).begin_run(conversation)
 
 
-def undo(namespace: dict[str, Any] | None = None, conversation: Any = None) -> UndoReport:
+def undo(
+    namespace: dict[str, Any] | None = None,
+    conversation: Any = None,
+    *,
+    include_imports: bool = False,
+) -> UndoReport:
     """Restore the variables the last run of ``conversation`` wrote (where the user has not
-    changed them since); the report says what was kept and what could not be restored."""
-    return workspace(namespace).undo(conversation)
+    changed them since); the report says what was kept and what could not be restored.
+    Names its ``import`` statements bound to modules stay unless ``include_imports``."""
+    return workspace(namespace).undo(conversation, include_imports=include_imports)
 
 
 def protect(*names: str, namespace: dict[str, Any] | None = None) -> None:

@@ -22,7 +22,7 @@ def test_the_paragraph_reads_as_before() -> None:
     assert commands_help() == (
         "line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | "
         "history |\n"
-        "               events | model NAME | last | undo | budget [USD|off] | compact |\n"
+        "               events | model NAME | last | undo [--all] | budget [USD|off] | compact |\n"
         "               context [TURN] [--json|--diff] | notebook-context [on|off] | timeline |\n"
         "               replay PATH [--step [lifecycle|all|tools]] [--plain] | "
         "code [--cell|--answer] |\n"

@@ -75,7 +75,7 @@ def test_the_line_commands_in_the_help_are_today_s_list_by_default() -> None:
     assert epilog.startswith(
         "line commands: %agent reset [--mcp] | steer TEXT | followup TEXT | abort | status | "
         "history |\n"
-        "               events | model NAME | last | undo | budget [USD|off] | compact |\n"
+        "               events | model NAME | last | undo [--all] | budget [USD|off] | compact |\n"
         "               context [TURN] [--json|--diff] | notebook-context [on|off] | timeline |\n"
         "               replay PATH [--step [lifecycle|all|tools]] [--plain] | "
         "code [--cell|--answer] |\n"

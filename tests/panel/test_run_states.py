@@ -10,13 +10,15 @@ import math
 from typing import Any
 
 import pytest
+from bs4 import BeautifulSoup
 
 from pi_notebook.agent import Agent, AgentTool, AgentToolResult
 from pi_notebook.ai import TextContent, faux_assistant_message
 from pi_notebook.ai.faux import faux_text, faux_tool_call
 from pi_notebook.notebook.panel.ops import OpList
 from pi_notebook.notebook.panel.reducer import PanelState
-from pi_notebook.tools import ApprovalTimeout, approval_hook
+from pi_notebook.notebook.panel.static import render_static_html
+from pi_notebook.tools import ApprovalTimeout, approval_hook, notebook_tools
 
 from .helpers import CapturePanel, collect_events, faux, run
 
@@ -196,6 +198,29 @@ def test_a_notebook_tools_namespace_line_is_shown_once_in_its_card() -> None:
     # The model still reads the line: only the card's copy is dropped.
     result = next(e.result for e in events if e.type == "tool_execution_end")
     assert result.content[0].text.endswith("namespace: created totals")
+
+
+def test_a_cards_diff_names_the_modules_the_code_imported_apart() -> None:
+    """Issue 27: run_python's ``import math as m`` is ``imported: m`` in the card, live and in
+    the static transcript, not a created variable."""
+    code = "import math as m\nfrom math import sqrt\nx = m.pi"
+    provider = faux(
+        [
+            calling(faux_tool_call("run_python", {"code": code}, id="c")),
+            faux_assistant_message("ok"),
+        ]
+    )
+    ns: dict[str, Any] = {}
+    tools = [t for t in notebook_tools(ns) if t.name == "run_python"]
+    state = PanelState(OpList())
+    for event in run(collect_events(provider, "Go", tools)):
+        state.apply(event)
+    snapshot = state.materialize()
+    diff = {"created": ["sqrt", "x"], "changed": [], "deleted": [], "imported": ["m"]}
+    assert snapshot["tools"]["c"]["diff"] == diff
+    page = BeautifulSoup(render_static_html(snapshot), "html.parser")
+    line = page.select_one('.pi-tool-card[data-tool-call-id="c"] .pi-tool-diff')
+    assert line is not None and line.get_text() == "namespace — created: sqrt, x; imported: m"
 
 
 def test_waiting_for_the_model_until_the_first_token() -> None:

@@ -67,3 +67,30 @@ def test_two_agents_at_once_have_their_own_undo_records(kernel: Kernel) -> None:
         "removed (created by the agent): one_var"
     ]
     assert kernel.ok("print('one_var' in dir(), _agent_reply)").stdout == "False one done\n"
+
+
+def test_undo_keeps_the_agents_imports_for_the_users_later_cells(kernel: Kernel) -> None:
+    """Issue 27: ``import math as m`` is an import in the diff; ``%agent undo`` removes ``x``
+    but leaves ``m``, so a cell of the user's that uses ``m`` works; ``--all`` removes it."""
+    code = "import math as m\\nx = m.pi"
+    turns = f"[calls(('run_python', {{'code': '{code}'}})), reply('done')]"
+    script(kernel, "u4", turns)
+    kernel.ok("%%agent --new --tools notebook\nUse math")
+    (result,) = results(kernel)
+    assert result["diff"] == {"created": ["x"], "changed": [], "deleted": [], "imported": ["m"]}
+    assert "namespace: created x; imported m" in result["text"]
+    assert kernel.ok("%agent undo").stdout == (
+        "removed (created by the agent): x\nkept imports: m (undo --all removes them)\n"
+    )
+    # The user's later cell uses the agent's import: it works, and x is gone.
+    assert kernel.ok("print(m.sqrt(16), 'x' in dir())").stdout == "4.0 False\n"
+    assert kernel.ok("%agent undo --all").stdout == "removed (created by the agent): m\n"
+    assert kernel.ok("print('m' in dir())").stdout == "False\n"
+    # The same run again, undone with --all at once: the import goes with the variable.
+    script(kernel, "u5", turns)
+    kernel.ok("%%agent --new --tools notebook\nUse math")
+    assert kernel.ok("%agent undo --all").stdout == "removed (created by the agent): m, x\n"
+    assert kernel.ok("print('m' in dir(), 'x' in dir())").stdout == "False False\n"
+    bad = kernel.run("%agent undo --al")
+    assert bad.error is not None
+    assert bad.error["evalue"] == "%agent undo: unknown option '--al'; expected --all or nothing"

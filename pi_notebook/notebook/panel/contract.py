@@ -182,6 +182,7 @@ class NamespaceDiff(TypedDict):
     created: list[str]
     changed: list[str]
     deleted: list[str]
+    imported: NotRequired[list[str]]  # new names the code's imports bound to modules, if any
 
 
 class ToolCard(TypedDict):

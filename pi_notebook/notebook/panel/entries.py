@@ -135,10 +135,16 @@ def namespace_diff(details: Any) -> NamespaceDiff | None:
     if not isinstance(diff, dict):
         return None
     created, changed, deleted = ([str(n) for n in diff.get(k, [])] for k in _DIFF_KEYS)
-    return {"created": created, "changed": changed, "deleted": deleted}
+    found: NamespaceDiff = {"created": created, "changed": changed, "deleted": deleted}
+    imported = diff.get("imported")
+    if isinstance(imported, list) and imported:  # only when the call imported a module
+        found["imported"] = [str(n) for n in imported]
+    return found
 
 
 _DIFF_KEYS = ("created", "changed", "deleted")
+DIFF_LABELS = ("created", "imported", "changed", "deleted")
+"""The diff's lists in the order the card's line names them."""
 
 
 def notebook_context_entry(message: Any) -> NotebookContextEntry:
@@ -205,6 +211,7 @@ def compaction_entry(count: int) -> CompactionEntry:
 
 
 __all__ = [
+    "DIFF_LABELS",
     "IMAGE_TYPES",
     "MAX_RESULT_CHARS",
     "STATES",

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..failed_calls import never_ran_line
-from .entries import IMAGE_TYPES
+from .entries import DIFF_LABELS, IMAGE_TYPES
 from .markdown import escape_html
 from .static_context import context_html
 from .timeline import as_timeline
@@ -149,11 +149,7 @@ def _tool_card(tool_id: str, card: dict[str, Any] | None, anchor: str = "") -> s
         parts.append(_details("pi-tool-details", "details", f"<pre>{escape_html(full)}</pre>"))
     diff = card.get("diff")
     if isinstance(diff, dict):
-        bits = [
-            f"{k}: {', '.join(map(str, diff.get(k, [])))}"
-            for k in ("created", "changed", "deleted")
-            if diff.get(k)
-        ]
+        bits = [f"{k}: {', '.join(map(str, diff.get(k, [])))}" for k in DIFF_LABELS if diff.get(k)]
         text = f"namespace — {'; '.join(bits)}" if bits else "namespace unchanged"
         parts.append(f'<div class="pi-tool-diff">{escape_html(text)}</div>')
     parts.append("</div>")
