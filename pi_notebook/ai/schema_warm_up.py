@@ -7,12 +7,13 @@ format checkers import ``rfc3987_syntax``, which builds its Lark grammars when i
 first schema, so that ``%load_ext pi_notebook`` and runs without tools never pay it; left
 there, the first tool call of a process paid it, its tool card sitting "prepared" meanwhile.
 
-So the provider driver (:mod:`.providers._driver`) calls :func:`warm_schema_validator` as a
-request whose body offers tools goes out: the process is then waiting on the network for the
-model, and the import runs in that wait (``bench/bench_first_tool.py``). It starts on the
-request task's first wait, after the provider's own first imports and the request body are
-done, so the request leaves as early as before. The faux provider never waits on anything,
-so it starts nothing (a run without tools starts nothing either).
+So the provider driver (:mod:`.providers._driver`) calls :func:`warm_schema_validator` once a
+request whose body offers tools has been written and its reply is awaited (httpcore's
+``trace`` extension says when): the process then waits on the network for the model, and the
+import runs in that wait (``bench/bench_first_tool.py`` measures it). Starting any earlier
+would slow the request going out: the provider's first imports and the request's building
+would share the GIL with the import. The faux provider never waits on anything, so it starts
+nothing, and neither does a request without tools.
 
 Python's per-module import locks make a tool call that needs the module while it is still
 being imported wait for that import instead of importing twice. ``jsonschema`` is imported the

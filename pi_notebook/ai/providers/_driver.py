@@ -117,10 +117,10 @@ async def _drive(
             remove_listener = signal.add_listener(task.cancel)
         prepared = await prepare()
         secrets.extend(s for s in prepared.secrets if s not in secrets)
-        if isinstance(prepared.body, dict) and prepared.body.get("tools"):
-            # Once the request is being sent (this task's next wait): see schema_warm_up.
-            asyncio.get_running_loop().call_soon(warm_schema_validator)
-        response = await send_with_retries(prepared, options)
+        offers_tools = isinstance(prepared.body, dict) and bool(prepared.body.get("tools"))
+        # A reply may call a tool: import its validator while the model is awaited.
+        on_sent = warm_schema_validator if offers_tools else None
+        response = await send_with_retries(prepared, options, on_sent)
         if options is not None and options.on_response is not None:
             await maybe_await(
                 options.on_response(
