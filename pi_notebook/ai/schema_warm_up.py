@@ -46,27 +46,28 @@ warm_up_thread: threading.Thread | None = None
 _lock = threading.Lock()
 
 
-def warm_schema_validator(module: str = SCHEMA_MODULE) -> threading.Thread | None:
-    """Start importing ``module`` in a daemon thread, unless it is imported or being imported.
+def warm_schema_validator() -> threading.Thread | None:
+    """Start importing :data:`SCHEMA_MODULE` in a daemon thread, unless it is imported or being
+    imported.
 
     Returns the thread it started, or ``None``. Cheap to call for every request: after the
     first call it reads one global."""
     global warm_up_thread
-    if warm_up_thread is not None or not enabled or module in sys.modules:
+    if warm_up_thread is not None or not enabled or SCHEMA_MODULE in sys.modules:
         return None
     with _lock:
         if warm_up_thread is not None:
             return None
         thread = threading.Thread(
-            target=_import_quietly, args=(module,), name="pi-notebook-schema-warm-up", daemon=True
+            target=_import_quietly, name="pi-notebook-schema-warm-up", daemon=True
         )
         warm_up_thread = thread
     thread.start()
     return thread
 
 
-def _import_quietly(module: str) -> None:
+def _import_quietly() -> None:
     try:
-        importlib.import_module(module)
+        importlib.import_module(SCHEMA_MODULE)
     except BaseException:  # the first real use imports it again, and raises there as before
         pass
