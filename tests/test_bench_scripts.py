@@ -166,3 +166,11 @@ def test_bench_context_prints_ours_beside_a_full_walk_and_get_range() -> None:
         assert column in out
     rows = [line.split() for line in out.splitlines() if line.strip()[:2] in ("20", "60")]
     assert [row[0] for row in rows] == ["20", "60"] and all(len(row) == 7 for row in rows)
+
+
+@pytest.mark.timeout(300)
+def test_bench_first_tool_prints_the_first_tool_call_with_and_without_the_warm_up() -> None:
+    out = run_bench("bench_first_tool.py", "--repeat", "1", "--delays", "0.3", "--tokens", "5")
+    assert "model replies after 0.3 s, 5 tokens" in out
+    for row in ("warm-up on ", "warm-up off ", "reply -> tool: off / on = ", "stream: on / off = "):
+        assert row in out, row

@@ -28,6 +28,7 @@ from ..awaitables import maybe_await
 from ..event_stream import AssistantMessageEventStream, terminal_event
 from ..events import AssistantMessageEvent, ErrorEvent, StartEvent
 from ..partial import REQUEST_ABORTED
+from ..schema_warm_up import warm_schema_validator
 from ..secrets import redact as redact_secrets
 from ..types import AssistantMessage, Model, ProviderResponse, StreamOptions, empty_reply
 from ._errors import ProviderError, describe_exception, media_type, not_an_event_stream
@@ -116,7 +117,10 @@ async def _drive(
             remove_listener = signal.add_listener(task.cancel)
         prepared = await prepare()
         secrets.extend(s for s in prepared.secrets if s not in secrets)
-        response = await send_with_retries(prepared, options)
+        offers_tools = isinstance(prepared.body, dict) and bool(prepared.body.get("tools"))
+        # A reply may call a tool: import its validator while the model is awaited.
+        on_sent = warm_schema_validator if offers_tools else None
+        response = await send_with_retries(prepared, options, on_sent)
         if options is not None and options.on_response is not None:
             await maybe_await(
                 options.on_response(

@@ -15,6 +15,8 @@ import math
 import random
 import re
 import time
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx
 
@@ -109,11 +111,15 @@ def _retry_delay_s(
 
 
 async def send_with_retries(
-    prepared: PreparedRequest, options: StreamOptions | None
+    prepared: PreparedRequest,
+    options: StreamOptions | None,
+    on_sent: Callable[[], object] | None = None,
 ) -> httpx.Response:
     """POST and return a streaming 2xx response; retry 408/409/429/5xx and connection errors.
 
     Retries happen only here, before any byte of the body has been handed to a decoder.
+    ``on_sent`` is called when a request has been written and its response is awaited (from
+    httpcore's ``trace`` extension; never, through a transport that does not trace).
     """
     client = get_client()
     signal = options.signal if options is not None else None
@@ -125,7 +131,12 @@ async def send_with_retries(
     attempt = 0
     while True:
         request = client.build_request(
-            "POST", prepared.url, headers=prepared.headers, content=content, timeout=timeout
+            "POST",
+            prepared.url,
+            headers=prepared.headers,
+            content=content,
+            timeout=timeout,
+            extensions={} if on_sent is None else {"trace": _on_sent_trace(on_sent)},
         )
         response: httpx.Response | None = None
         body = b""
@@ -152,3 +163,14 @@ async def send_with_retries(
                 raise Aborted
         else:
             await asyncio.sleep(delay)
+
+
+def _on_sent_trace(on_sent: Callable[[], object]) -> Callable[[str, Any], Awaitable[None]]:
+    """An httpcore ``trace`` callback calling ``on_sent`` once the response is being awaited
+    (``http11.`` or ``http2.receive_response_headers.started``)."""
+
+    async def trace(event_name: str, info: Any) -> None:
+        if event_name.endswith(".receive_response_headers.started"):
+            on_sent()
+
+    return trace
