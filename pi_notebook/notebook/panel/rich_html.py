@@ -20,7 +20,7 @@ from html import escape
 from html.parser import HTMLParser
 
 from ...ai import redact
-from ...tools.displays import display_note
+from ...tools import display_note
 from .markdown import render_markdown
 
 #: Elements kept (their attributes filtered).
