@@ -35,7 +35,7 @@ export function createApprovals({ doc, send }) {
   const card = (approval) => {
     const item = h(doc, "div", "pi-approval", { "data-tool-call-id": approval.tool_call_id });
     const text = h(doc, "div", "pi-approval-summary");
-    text.textContent = `Run ${approval.tool_name}? ${approval.summary}`;
+    text.textContent = `Run this call? ${approval.summary}`; // the summary names the tool
     const args = h(doc, "pre", "pi-approval-args");
     args.textContent = approval.args_text || "";
     const name = approval.tool_name;

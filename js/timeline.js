@@ -152,7 +152,7 @@ export function timelineSvg(doc, timeline) {
     line.append(el(doc, "title", {}, `held now: ${cursor.label}`));
     svg.append(line);
   }
-  svg.append(el(doc, "text", { class: "fg", x: 4, y: bottom + 16, "fill-opacity": 0.8 }, "prepared: dashed · running: solid · held: dashed"));
+  svg.append(el(doc, "text", { class: "fg", x: 4, y: bottom + 16, "fill-opacity": 0.8 }, "prepared: dashed · running: solid · held: dotted"));
   return svg;
 }
 

@@ -76,6 +76,8 @@ test("approvals: Approve and Deny answer with the tool call id", () => {
   const { doc, sent, view } = setup();
   view.receive({ type: "snapshot", seq: 0, ...state({ approvals: [{ tool_call_id: "c1", tool_name: "run_python", summary: "3 lines", args_text: "{}" }] }) });
   const card = doc.querySelector('.pi-approval[data-tool-call-id="c1"]');
+  // The summary names the tool itself ("run_python: 3 lines of code"): not twice.
+  assert.equal(card.querySelector(".pi-approval-summary").textContent, "Run this call? 3 lines");
   card.querySelector(".pi-approve").click();
   card.querySelector(".pi-deny").click();
   assert.deepEqual(sent, [

@@ -77,3 +77,9 @@ test("an instant run's ticks read in milliseconds, as the static picture's", () 
   const ticks = [...timelineSvg(doc, quick).querySelectorAll("text")].slice(0, 6).map((t) => t.textContent);
   assert.deepEqual(ticks, ["0ms", "12ms", "24ms", "36ms", "48ms", "60ms"]);
 });
+
+test("the legend names each look as it is drawn: held spans are dotted, not dashed", () => {
+  const doc = new JSDOM("").window.document;
+  const drawn = texts(timelineSvg(doc, REPLAYED)).map((t) => t.text);
+  assert.equal(drawn[drawn.length - 1], "prepared: dashed · running: solid · held: dotted");
+});

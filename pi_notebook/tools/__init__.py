@@ -58,6 +58,7 @@ from .cells import (
     cut_text,
     recent_cells,
 )
+from .displays import display_note
 from .function_tool import is_function_tool, refresh_tools, tool
 from .journal import UndoJournal, UndoReport
 from .mcp import McpServerError, close_mcp_servers, mcp_tools, mcp_tools_async
@@ -139,6 +140,7 @@ __all__ = [
     "current_approver",
     "current_number",
     "cut_text",
+    "display_note",
     "format_seconds",
     "is_function_tool",
     "mcp_server_of",

@@ -65,13 +65,10 @@ class Shown:
                 image = ImageContent(data=encoded, mime_type=mime)
                 self.add_image(image, note or _image_note(plain))
                 return
-        markdown = data.get("text/markdown")
-        if isinstance(markdown, str) and markdown.strip() and (not plain or _default_repr(plain)):
-            plain = markdown.strip()  # Markdown's own text, not "<...Markdown object>"
-        if not plain and "text/html" not in data:
+        note = display_note(data)
+        if note is None:
             return
-        text = bounded(plain, DISPLAY_TEXT_CHARS) if plain else "(an HTML display)"
-        self.notes.append(f"displayed:\n{text}")
+        self.notes.append(note)
         kept = {m: str(data[m]) for m in RICH_TYPES if m in data}
         self.rich.append({m: bounded(v, 100_000) for m, v in kept.items()})
 
@@ -99,6 +96,20 @@ class Shown:
         if self.dropped:
             notes.append(f"({self.dropped} more images not kept)")
         return "\n".join(notes)
+
+
+def display_note(data: dict[str, Any]) -> str | None:
+    """What a model reads of one display that is not an image: ``displayed:`` and its text
+    form, bounded (Markdown's own text for a Markdown object); ``None`` for one with nothing to
+    show. The tool card takes this note out where it shows the display itself."""
+    plain = str(data.get("text/plain", "")).strip()
+    markdown = data.get("text/markdown")
+    if isinstance(markdown, str) and markdown.strip() and (not plain or _default_repr(plain)):
+        plain = markdown.strip()  # Markdown's own text, not "<...Markdown object>"
+    if not plain and "text/html" not in data:
+        return None
+    text = bounded(plain, DISPLAY_TEXT_CHARS) if plain else "(an HTML display)"
+    return f"displayed:\n{text}"
 
 
 def _default_repr(plain: str) -> bool:
@@ -251,6 +262,7 @@ __all__ = [
     "DISPLAY_TEXT_CHARS",
     "MOST_IMAGES",
     "Shown",
+    "display_note",
     "displays",
     "figure_note",
     "open_figures",

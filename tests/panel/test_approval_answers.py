@@ -165,3 +165,41 @@ async def test_deny_and_stop_in_step_mode_ends_the_run_without_another_next() ->
     assert panel.snapshot["status"]["state"] == "aborted"
     assert panel.step_held is None
     panel.finish()
+
+
+@tool
+def echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+
+async def test_a_secret_in_the_arguments_never_reaches_the_approval_box() -> None:
+    """The tool card's arguments are redacted; the approval box's summary and arguments were
+    sent to the widget as the model wrote them (found while screenshotting the box)."""
+    key = "sk-proj-" + "Q1w2E3r4" * 6
+    provider = faux(
+        [
+            faux_assistant_message(
+                [faux_tool_call("echo", {"text": f"key={key}"}, id="k")], stop_reason="toolUse"
+            ),
+            faux_assistant_message("done"),
+        ]
+    )
+    agent = Agent(model=provider.get_model(), tools=[echo])
+    panel = CapturePanel()
+    panel.attach(agent)
+    panel.handle_message({"type": "hello"})
+    gate = ApprovalGate(
+        "all", preferring_programmatic(panel.request_approval), allowed=set(), stop=agent.abort
+    )
+    config = RunConfig(before_tool_call=gate.before_tool_call, listeners=[gate.listener])
+    task = asyncio.ensure_future(agent.prompt("go", run=config))
+    await panel.wait_for(lambda p: bool(p.snapshot["approvals"]))
+    (card,) = panel.snapshot["approvals"]
+    assert "echo" in card["summary"] and "key=" in card["args_text"]
+    assert key not in str(card), card
+    assert key[:12] not in str(card)  # nor the start of it, in the cut summary
+    assert key not in str(panel.snapshot)
+    panel.handle_message({"type": "approval", "tool_call_id": "k", "approved": False})
+    await asyncio.wait_for(task, 10)
+    panel.finish()

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 from bs4 import BeautifulSoup
 
+from pi_notebook.agent import AgentTool, AgentToolResult
 from pi_notebook.ai import TextContent, UserMessage, faux_assistant_message
 from pi_notebook.ai.faux import faux_tool_call
 from pi_notebook.notebook.notebook_context import NotebookContextMessage
@@ -17,6 +18,7 @@ from pi_notebook.notebook.panel.reducer import PanelState
 from pi_notebook.notebook.panel.rich_html import MOST_DISPLAYS, displays_html, sanitize_html
 from pi_notebook.notebook.panel.static import render_static_html
 from pi_notebook.notebook.render import render_transcript
+from pi_notebook.tools.displays import Shown
 
 from .corpus import HOSTILE
 from .helpers import collect_events, faux, image_tool, run
@@ -140,6 +142,37 @@ def test_a_dataframe_display_is_a_table_in_its_card_live_and_static() -> None:
     shown = page.select('.pi-tool-card[data-tool-call-id="c1"] .pi-tool-result .pi-tool-display')
     assert len(shown) == 1 and shown[0].table is not None
     assert shown[0].find_previous_sibling("img") is not None  # after the figure, in the card
+
+
+def test_a_displayed_dataframe_is_in_its_card_once_as_its_table() -> None:
+    """The model reads a DataFrame's text form; the card shows its table and not that text too
+    (seen in a screenshot: the describe() table printed twice). A display with only text keeps
+    its note, and the tool result the model gets is unchanged."""
+    shown = Shown()
+    shown.add_bundle({"text/plain": repr(DATAFRAME), "text/html": DATAFRAME._repr_html_()})
+    shown.add_bundle({"text/plain": "only text"})
+    text = f"printed: 42\n{shown.text()}"
+    assert "displayed:\nbmi  age\n0  21.5" in text
+
+    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        return AgentToolResult(content=[TextContent(text=text)], details={"displays": shown.rich})
+
+    tool = AgentTool(name="plot", description="plot", parameters={"type": "object"},
+                     execute=execute)  # fmt: skip
+    replies = [
+        faux_assistant_message([faux_tool_call("plot", {}, id="c1")], stop_reason="toolUse"),
+        faux_assistant_message("Shown."),
+    ]
+    state = reduce("show it", [tool], replies)
+    card = state["tools"]["c1"]
+    assert card["result_text"] == "printed: 42\ndisplayed:\nonly text"
+    assert len(card["displays"]) == 1
+    page = BeautifulSoup(render_static_html(state), "html.parser")
+    [preview] = page.select('.pi-tool-card[data-tool-call-id="c1"] .pi-tool-preview')
+    assert preview.get_text() == "printed: 42\ndisplayed:\nonly text"
+    assert "30.1" in page.select_one(".pi-tool-display").get_text()
+    [result] = [m for m in state["messages"] if m["role"] == "toolResult"]
+    assert result["text"] == text  # what the model got keeps the text form
 
 
 def test_hostile_display_html_is_rebuilt_inert() -> None:

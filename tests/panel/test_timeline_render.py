@@ -117,3 +117,10 @@ def test_placing_labels_on_one_line() -> None:
     # Moved left to end at the edge when there is room; left out when almost nothing fits.
     assert [(p.x, p.text) for p in place_labels([(100, "dd")], size, 0, 110)] == [(98.0, "dd")]
     assert place_labels([(0, "aaaaaaaaaaaaaaaaa"), (1, "bbbbbb")], size, 0, 110)[1:] == []
+
+
+def test_the_legend_names_each_look_as_it_is_drawn() -> None:
+    """Held spans are dotted (1 2), prepared ones dashed (3 2): the legend said both were
+    dashed (seen in a screenshot)."""
+    drawn = [t["text"] for t in texts(timeline_svg(replayed()))]
+    assert drawn[-1] == "prepared: dashed · running: solid · held: dotted"

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ...ai import AbortSignal
+from ...ai import AbortSignal, redact
 from ...tools import ApprovalAnswer, ApprovalTimeout, approval_timeout, as_answer, format_seconds
 from .contract import ApprovalCard
 from .reducer import PanelState
@@ -47,8 +47,11 @@ class Approvals:
         card: ApprovalCard = {
             "tool_call_id": request.tool_call_id,
             "tool_name": request.tool_name,
-            "summary": request.summary,
-            "args_text": json.dumps(request.args, indent=2, default=str, ensure_ascii=False),
+            # Redacted as the tool card's arguments are: the model may have put a key in them.
+            "summary": redact(request.summary),
+            "args_text": redact(
+                json.dumps(request.args, indent=2, default=str, ensure_ascii=False)
+            ),
         }
         self._waiting[request.tool_call_id] = (card, future)
         self._state.set_tool_status(request.tool_call_id, "awaiting-approval")

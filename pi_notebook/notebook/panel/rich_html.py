@@ -20,6 +20,7 @@ from html import escape
 from html.parser import HTMLParser
 
 from ...ai import redact
+from ...tools import display_note
 from .markdown import render_markdown
 
 #: Elements kept (their attributes filtered).
@@ -147,6 +148,26 @@ def display_html(bundle: object) -> str | None:
     return None
 
 
+def without_shown_notes(text: str, details: object) -> str:
+    """A tool result's (redacted) text without the ``displayed:`` note of each display its card
+    shows as HTML: the model reads a DataFrame's text form, the card shows its table once."""
+    shown = details.get("displays") if isinstance(details, dict) else None
+    if not isinstance(shown, list):
+        return text
+    for bundle in shown:
+        if display_html(bundle) is None:
+            continue  # a display with only text: the card's text is where it shows
+        note = display_note(bundle)
+        if note is None:
+            continue
+        note = redact(note)
+        if text.startswith(note):
+            text = text[len(note) :].lstrip("\n")
+        else:
+            text = text.replace("\n" + note, "", 1)
+    return text
+
+
 def displays_html(details: object) -> list[str]:
     """The rich displays of a tool result's details (``details["displays"]``), for its card."""
     shown = details.get("displays") if isinstance(details, dict) else None
@@ -165,4 +186,5 @@ __all__ = [
     "display_html",
     "displays_html",
     "sanitize_html",
+    "without_shown_notes",
 ]

@@ -53,6 +53,8 @@ LOOK = {
     "held": (0.35, "1 2"),
     "queued": (0.25, "4 2"),
 }
+#: How the legend names an outline's dash pattern (any other is "dashed").
+OUTLINE_WORDS = {"": "solid", "1 2": "dotted"}
 WORDS = {
     "waiting": "waiting for the first token",
     "streaming": "streaming",
@@ -228,7 +230,7 @@ def timeline_svg(timeline: Timeline) -> str:
             f"<title>held now: {escape_html(cursor['label'])}</title></line>"
         )
     legend = " · ".join(
-        f"{word}: {'dashed' if LOOK[kind][1] else 'solid'}"
+        f"{word}: {OUTLINE_WORDS.get(LOOK[kind][1], 'dashed')}"
         for kind, word in (("prepared", "prepared"), ("running", "running"), ("held", "held"))
     )
     out.append(f'<text class="fg" x="4" y="{bottom + 16}" fill-opacity="0.8">{legend}</text>')

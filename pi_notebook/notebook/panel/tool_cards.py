@@ -24,7 +24,7 @@ from ..render import PREVIEW_CHARS
 from .contract import Image, NamespaceDiff, ToolCard, ToolStatus
 from .entries import content_parts, namespace_diff, new_card, not_run_reason, without_diff_line
 from .ops import OpSink, copy_value
-from .rich_html import displays_html
+from .rich_html import displays_html, without_shown_notes
 from .status_line import RunClock
 
 #: The statuses of a card whose call has not finished (an ended run marks them failed).
@@ -121,6 +121,8 @@ class ToolCards:
         displays = displays_html(details)
         if diff is not None:  # the card shows the diff in its own line: not twice
             text = without_diff_line(text)
+        if displays:  # and a DataFrame as its table, not as its text form too
+            text = without_shown_notes(text, details)
         card = self.tools[tool_id]
         if card["result_text"] != text:
             self.set(tool_id, "result_text", text)
