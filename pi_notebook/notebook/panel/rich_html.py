@@ -1,15 +1,15 @@
 """The HTML of a rich display (a DataFrame's table), made safe for the panel and the transcript.
 
 A ``run_python`` call that displays a DataFrame is shown its HTML in the tool card, as the
-notebook would show it. That HTML is whatever the object's ``_repr_html_`` wrote, so it is
-rebuilt, never passed through: the stdlib parser reads it, and only an allow-list comes out —
-tables and the text markup a repr uses, with a few attributes whose values are checked
-(``colspan``/``rowspan`` as numbers, ``align`` as a word), every text and attribute value
-escaped again, each element closed. Everything else is dropped: ``script``, ``style``, frames,
-forms, SVG and MathML with their content; other tags keep only their text; comments, event
-handlers, links, images, ``style`` and ``class`` attributes go (so a display cannot load
-anything, run anything, or dress itself as the panel). The front end inserts the result as the
-kernel's Markdown HTML is inserted; an untrusted notebook's sanitiser then sees only this.
+notebook would show it. That HTML is whatever the object's ``_repr_html_`` wrote, so it goes
+through ``nh3`` (the ammonia sanitiser: it parses as a browser does and writes balanced,
+escaped HTML) with an allow-list: tables and the text markup a repr uses, with a few attributes
+whose values are checked (``colspan``/``rowspan`` as numbers, ``align`` as a word). Everything
+else is dropped: ``script``, ``style``, frames, forms, SVG and MathML with their content; other
+tags keep only their text; comments, event handlers, links, images, ``style`` and ``class``
+attributes go (so a display cannot load anything, run anything, or dress itself as the panel).
+The front end inserts the result as the kernel's Markdown HTML is inserted; an untrusted
+notebook's sanitiser then sees only this.
 
 It must stay pure and never raise.
 """
@@ -17,7 +17,8 @@ It must stay pure and never raise.
 from __future__ import annotations
 
 from html import escape
-from html.parser import HTMLParser
+
+import nh3
 
 from ...ai import redact
 from ...tools import display_note
@@ -41,7 +42,6 @@ DROPPED = frozenset(
         *("button", "form", "audio", "video", "canvas", "xmp", "plaintext", "noembed"),
     )
 )
-VOID = frozenset(("br", "hr", "col"))
 _NUMBER_ATTRS = frozenset(("colspan", "rowspan", "span", "start", "border"))
 _WORD_ATTRS = {
     "align": frozenset(("left", "right", "center", "justify", "char")),
@@ -55,78 +55,31 @@ MOST_DISPLAYS = 8
 """A card shows at most this many rich displays."""
 
 
-def _attribute(name: str, value: str | None) -> str:
-    value = "" if value is None else value.strip()
-    if name in _NUMBER_ATTRS and value.isdigit() and len(value) <= 4:
-        return f' {name}="{value}"'
-    if name in _WORD_ATTRS and value.lower() in _WORD_ATTRS[name]:
-        return f' {name}="{value.lower()}"'
-    if name in _TEXT_ATTRS and value:
-        return f' {name}="{escape(value[:200], quote=True)}"'
-    return ""
-
-
-class _Rebuilder(HTMLParser):
-    """Writes the allowed parts of what it reads, escaped and balanced."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.out: list[str] = []
-        self.open: list[str] = []
-        self.dropping: list[str] = []
-        """The dropped elements we are inside (their content is skipped)."""
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self.dropping:
-            if tag in DROPPED and tag not in VOID:
-                self.dropping.append(tag)
-            return
-        if tag in DROPPED:
-            self.dropping.append(tag)
-            return
-        if tag not in TAGS:
-            return
-        self.out.append(f"<{tag}{''.join(_attribute(n, v) for n, v in attrs)}>")
-        if tag not in VOID:
-            self.open.append(tag)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self.dropping or tag in DROPPED or tag not in TAGS:
-            return
-        self.out.append(f"<{tag}{''.join(_attribute(n, v) for n, v in attrs)}>")
-        if tag not in VOID:
-            self.out.append(f"</{tag}>")
-
-    def handle_endtag(self, tag: str) -> None:
-        if self.dropping:
-            if tag == self.dropping[-1]:
-                self.dropping.pop()
-            return
-        if tag not in self.open:
-            return
-        while self.open:
-            last = self.open.pop()
-            self.out.append(f"</{last}>")
-            if last == tag:
-                break
-
-    def handle_data(self, data: str) -> None:
-        if not self.dropping:
-            self.out.append(escape(data, quote=False))
-
-    def result(self) -> str:
-        self.close()
-        return "".join(self.out) + "".join(f"</{tag}>" for tag in reversed(self.open))
+def _attribute(_element: str, name: str, value: str) -> str | None:
+    """An allowed attribute's value as kept (``None``: dropped)."""
+    value = value.strip()
+    if name in _NUMBER_ATTRS:
+        return value if value.isdigit() and len(value) <= 4 else None
+    if name in _WORD_ATTRS:
+        return value.lower() if value.lower() in _WORD_ATTRS[name] else None
+    return value[:200] or None  # title
 
 
 def sanitize_html(html: str) -> str:
     """``html`` rebuilt from its allowed parts (see the module docstring); never raises."""
     cut = len(html) > MAX_HTML_CHARS
-    rebuilder = _Rebuilder()
     try:
-        rebuilder.feed(html[:MAX_HTML_CHARS])
-        text = rebuilder.result()
-    except Exception:  # the parser is lenient; anything odd reads as escaped text
+        text = nh3.clean(
+            html[:MAX_HTML_CHARS],
+            tags=set(TAGS),
+            clean_content_tags=set(DROPPED),
+            attributes={"*": set(_NUMBER_ATTRS | _WORD_ATTRS.keys() | _TEXT_ATTRS)},
+            attribute_filter=_attribute,
+            strip_comments=True,
+            link_rel=None,
+            url_schemes=set(),
+        )
+    except Exception:  # anything odd reads as escaped text
         text = f"<pre>{escape(html[:MAX_HTML_CHARS], quote=False)}</pre>"
     if cut:
         text += f"<p>[… {len(html) - MAX_HTML_CHARS} more characters of HTML not shown]</p>"
